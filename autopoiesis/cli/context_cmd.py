@@ -21,6 +21,7 @@ from autopoiesis.cli._common import (
     warn,
 )
 from autopoiesis.core.streams import stdin_text
+from autopoiesis.core.text import counted
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -136,8 +137,8 @@ def topics_check(
         for e in ts.errors:
             typer.echo(f"error: {e}", err=True)
         typer.echo(
-            f"{len(ts.topics)} valid topic(s), {len(ts.errors)} error(s), {len(ts.warnings)} "
-            "warning(s)."
+            f"{counted(len(ts.topics), 'valid topic')}, {counted(len(ts.errors), 'error')}, "
+            f"{counted(len(ts.warnings), 'warning')}."
         )
     if ts.errors:
         raise typer.Exit(1)

@@ -7,6 +7,7 @@ import typer
 from autopoiesis.cli._common import echo_json, fail, get_memory, warn
 from autopoiesis.cli._progress import quiet_option
 from autopoiesis.core.streams import stdin_bytes
+from autopoiesis.core.text import counted
 
 TERMINAL = "/dev/tty"  # where the confirmation is asked: stdin may be the secret itself
 
@@ -99,7 +100,9 @@ def forget(
     else:
         typer.echo(f"forgot {report.what}")
         typer.echo(
-            f"  history rewritten; {len(report.rewritten_refs)} branches and tags re-pointed; "
+            "  history rewritten; "
+            f"{counted(len(report.rewritten_refs), 'branch or tag', 'branches and tags')} "
+            "re-pointed; "
             "reflogs expired; old objects pruned"
         )
         typer.echo(

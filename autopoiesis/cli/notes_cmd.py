@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from autopoiesis.cli._common import echo_json, get_memory
+from autopoiesis.core.text import counted
 
 
 def register(app: typer.Typer) -> None:
@@ -59,7 +60,9 @@ def mv(
     typed = memory.repo.typed  # both paths as typed: from the current folder inside the repo
     done = memory.move(typed(old), typed(new), commit=not no_commit, make_public=make_public)
     typer.echo(f"moved {done.old} -> {done.new}")
-    typer.echo(f"  {done.links} link(s) rewritten in {len(done.rewritten)} file(s)")
+    typer.echo(
+        f"  {counted(done.links, 'link')} rewritten in {counted(len(done.rewritten), 'file')}"
+    )
     for path in done.rewritten:
         typer.echo(f"    {path}")
     if done.commit:

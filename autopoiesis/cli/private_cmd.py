@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from autopoiesis.cli._common import echo_json, get_memory
+from autopoiesis.core.text import counted
 
 private = typer.Typer(
     help="Private knowledge, encrypted in git by git-crypt (knowledge/private/** by default).",
@@ -60,14 +61,14 @@ def private_unlock(
 ) -> None:
     """Decrypt the private notes in this clone; search then finds them."""
     files = get_memory(ctx).private.unlock(key_file)
-    typer.echo(f"unlocked: {len(files)} private file(s) readable and indexed")
+    typer.echo(f"unlocked: {counted(len(files), 'private file')} readable and indexed")
 
 
 @private.command("lock")
 def private_lock(ctx: typer.Context) -> None:
     """Encrypt the private notes in this clone again (the work tree must be clean)."""
     files = get_memory(ctx).private.lock()
-    typer.echo(f"locked: {len(files)} private file(s) encrypted and out of the index")
+    typer.echo(f"locked: {counted(len(files), 'private file')} encrypted and out of the index")
 
 
 @private.command("status")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import typer
 
 from autopoiesis.cli._common import echo_json, get_memory
+from autopoiesis.core.text import counted
 
 subagent = typer.Typer(
     help="Sub-agents' checkouts: only the folders a sub-agent needs, on its own branch.",
@@ -54,7 +55,9 @@ def subagent_list(
         echo_json([c.to_dict() for c in found])
         return
     for c in found:
-        typer.echo(f"{c.agent}  {c.path}  project {c.project or '-'}  {c.ahead} commit(s) ahead")
+        typer.echo(
+            f"{c.agent}  {c.path}  project {c.project or '-'}  {counted(c.ahead, 'commit')} ahead"
+        )
     if not found:
         typer.echo("no sub-agent checkout")
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from autopoiesis.core.health import Check, Finding, StatusPart, note, ok, problem
+from autopoiesis.core.text import counted
 from autopoiesis.plugins import hookimpl
 
 FAILED = ("failed", "timeout")
@@ -46,7 +47,8 @@ def daemon_lines(f: Mapping[str, Any]) -> Iterable[str]:
     if f["running"]:
         since = str(f.get("started") or "?")[:16].replace("T", " ")
         failed = f" ({len(f['failed_jobs'])} failed last time)" if f["failed_jobs"] else ""
-        yield f"daemon     running, pid {f['pid']}, since {since}; {len(f['jobs'])} jobs{failed}"
+        jobs = counted(len(f["jobs"]), "job")
+        yield f"daemon     running, pid {f['pid']}, since {since}; {jobs}{failed}"
     else:
         seen = f"; last seen {str(f['last_seen'])[:16].replace('T', ' ')}" if f["last_seen"] else ""
         yield f"daemon     not running{seen} (`autopoiesis daemon start` keeps the memory)"

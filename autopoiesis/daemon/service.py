@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.text import counted
 from autopoiesis.daemon.jobs import KNOWLEDGE_CHANGED, TRANSCRIPTS_CHANGED, JobContext, JobRegistry
 from autopoiesis.daemon.runner import ChildRun, start_child
 from autopoiesis.daemon.scheduler import Scheduler, StateStore
@@ -480,7 +481,7 @@ class Daemon:
                     "stopping",
                     None,
                     signal=signal.Signals(sig).name,
-                    message=f"checkpointing {len(self.children)} running job(s)"
+                    message=f"checkpointing {counted(len(self.children), 'running job')}"
                     if self.children
                     else "",
                 )

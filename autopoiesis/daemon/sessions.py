@@ -34,6 +34,7 @@ from typing import Any
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.text import counted
 
 MAX_IMPORTS_PER_SCAN = 25  # a first scan of a long history is spread over several runs
 # An import that never came back (its process killed: out of memory on a file of
@@ -57,7 +58,7 @@ class WatchReport:
 
     def summary(self) -> str:
         parts = [
-            f"{self.seen} session file(s) seen",
+            f"{counted(self.seen, 'session file')} seen",
             f"{len(self.imported)} imported",
             f"{len(self.waiting)} still active",
             f"{self.unchanged} unchanged",

@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError
 from autopoiesis.git import runner
 from autopoiesis.git.hooks import check_changes, is_ours
@@ -332,7 +333,7 @@ def commit_new_files(
         # another program moved the branch, or is moving it: read it again (the index
         # keeps the new content staged meanwhile, which no commit can lose)
     raise GitError(
-        f"the branch kept moving while {len(paths)} transcript(s) were committed; "
+        f"the branch kept moving while committing {counted(len(paths), 'transcript')}; "
         "`autopoiesis capture --recover` commits them."
     )
 

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from autopoiesis.core.text import counted
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.runner import call, run
 
@@ -565,8 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fh.write(result.text)
     if result.conflicts:
         print(
-            f"autopoiesis merge driver: {path}: {result.conflicts} conflict(s) in text both sides "
-            "changed; "
+            f"autopoiesis merge driver: {path}: {counted(result.conflicts, 'conflict')} in text "
+            "both sides changed; "
             "edit the file between the <<<<<<< ours and >>>>>>> theirs markers",
             file=sys.stderr,
         )

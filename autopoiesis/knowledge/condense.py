@@ -27,7 +27,7 @@ from typing import Any
 
 from autopoiesis.core.clock import iso_week, parse_ts, utc_now
 from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
-from autopoiesis.core.text import slugify
+from autopoiesis.core.text import counted, slugify
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance, entry_id_for
@@ -122,16 +122,16 @@ class MemoryCondenser(LLMStage):
         ]
         report = self.writer.apply(changes, DAILY)
         left_out = (
-            f"; left out {len(unsaid)} bullet(s) of the model that no transcript of the day "
-            "says: " + "; ".join(t[:80] for t in unsaid)
+            f"; left out {counted(len(unsaid), 'bullet')} of the model that no transcript of the "
+            "day says: " + "; ".join(t[:80] for t in unsaid)
             if unsaid
             else ""
         )
         result = MaintenanceResult(
             (
-                f"journal {day.isoformat()}: {len(report.added)} bullet(s) added, "
+                f"journal {day.isoformat()}: {counted(len(report.added), 'bullet')} added, "
                 f"{report.duplicates} already there, "
-                f"from {len(srcs)} transcript(s){left_out}",
+                f"from {counted(len(srcs), 'transcript')}{left_out}",
             ),
             tuple(report.paths) or (),
         )
@@ -226,8 +226,8 @@ class MemoryCondenser(LLMStage):
         ]
         if unsaid:
             actions.append(
-                f"left out {len(unsaid)} item(s) of the model that no journal line of {label} "
-                f"says: {'; '.join(t[:80] for t in unsaid[:3])}"
+                f"left out {counted(len(unsaid), 'item')} of the model that no journal line of "
+                f"{label} says: {'; '.join(t[:80] for t in unsaid[:3])}"
             )
         result = MaintenanceResult(tuple(actions), tuple(report.paths))
         result = result + self.pruner.prune_memory(commit=False)

@@ -577,7 +577,8 @@ class KnowledgeExtractor(LLMStage):
             return self._commit_record(report) if record else None
         if not report.paths:
             message = (
-                f"memory: commit {len(earlier)} knowledge file(s) an interrupted extraction wrote\n"
+                f"memory: commit {counted(len(earlier), 'knowledge file')} an interrupted "
+                "extraction wrote\n"
             )
             return MemoryGit(self.repo).commit_paths([*earlier, *record], message).sha
         msg = extraction_commit_message(

@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime
 from autopoiesis.core.clock import today as utc_today
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
-from autopoiesis.core.text import slugify
+from autopoiesis.core.text import counted, noun, slugify
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
 
@@ -182,8 +182,9 @@ def apply_flush(
             unplaced += [f"{key.split(':', 1)[1].strip()}: {line}" for line in parts.pop(key)]
     if unplaced:
         warnings.warn(
-            f"flush: {len(unplaced)} line(s) of the reply were under no `## journal`, "
-            "`## memory` or `## project: NAME` heading; they are kept in the journal.",
+            f"flush: {counted(len(unplaced), 'line')} of the reply "
+            f"{noun(len(unplaced), 'was', 'were')} under no `## journal`, `## memory` or "
+            "`## project: NAME` heading: kept in the journal.",
             stacklevel=2,
         )
         parts["journal"] = parts.get("journal", []) + unplaced

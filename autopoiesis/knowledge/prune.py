@@ -42,7 +42,7 @@ from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
-from autopoiesis.core.text import STOPWORDS, words
+from autopoiesis.core.text import STOPWORDS, counted, words
 from autopoiesis.errors import (
     FrontmatterError,
     GitError,
@@ -312,8 +312,8 @@ class MemoryPruner(LLMStage):
             message = f"{ctype}: {subject}\n\n{body}\n"
         else:
             message = (
-                f"{ctype}: commit {len(earlier)} knowledge file(s) an interrupted run wrote or "
-                "moved\n"
+                f"{ctype}: commit {counted(len(earlier), 'knowledge file')} an interrupted run "
+                "wrote or moved\n"
             )
         try:
             sha = git.commit_paths(paths, message).sha
@@ -329,9 +329,8 @@ class MemoryPruner(LLMStage):
         left = [p for p in earlier if p in paths]
         if sha and left:  # said, or a run with nothing of its own to do said "nothing to do"
             actions += (
-                f"committed {len(left)} file(s) an interrupted or refused run left uncommitted: "
-                + ", ".join(left[:3])
-                + (" ..." if len(left) > 3 else ""),
+                f"committed {counted(len(left), 'file')} an interrupted or refused run left "
+                "uncommitted: " + ", ".join(left[:3]) + (" ..." if len(left) > 3 else ""),
             )
         return MaintenanceResult(actions, result.paths, sha, result.flagged)
 
@@ -389,8 +388,8 @@ class MemoryPruner(LLMStage):
             return MaintenanceResult()
         result = MaintenanceResult(
             (
-                f"MEMORY.md over its cap of {self.cap} lines: moved {len(moved)} entries to "
-                f"{ARCHIVE_MEMORY}",
+                f"MEMORY.md over its cap of {self.cap} lines: moved "
+                f"{counted(len(moved), 'entry', 'entries')} to {ARCHIVE_MEMORY}",
             ),
             (MEMORY_FILE, ARCHIVE_MEMORY),
         )
@@ -413,7 +412,9 @@ class MemoryPruner(LLMStage):
                 paths += [rel, dest]
         result = MaintenanceResult(tuple(actions), tuple(paths))
         return self._commit(
-            result, f"archive {len(actions)} journal(s) older than {self.retention} days", commit
+            result,
+            f"archive {counted(len(actions), 'journal')} older than {self.retention} days",
+            commit,
         )
 
     # ── decay eviction ──
@@ -488,13 +489,13 @@ class MemoryPruner(LLMStage):
             if score < EVICT_SCORE and days > EVICT_MIN_DAYS:
                 dest = self._move(rel, "archive/" + rel[len("knowledge/") :])
                 actions.append(
-                    f"evicted {rel} -> {dest} (score {score:.4f}: {days} days old, {refs} "
-                    "reference(s))"
+                    f"evicted {rel} -> {dest} (score {score:.4f}: {days} days old, "
+                    f"{counted(refs, 'reference')})"
                 )
                 paths += [rel, dest]
         result = MaintenanceResult(tuple(actions), tuple(paths))
         return self._commit(
-            result, f"evict {len(actions)} stale knowledge file(s) to archive/", commit
+            result, f"evict {counted(len(actions), 'stale knowledge file')} to archive/", commit
         )
 
     # ── compaction ──

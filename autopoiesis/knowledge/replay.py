@@ -37,6 +37,7 @@ from autopoiesis.core.paths import (
     atomic_write,
     category_of,
 )
+from autopoiesis.core.text import counted, noun
 from autopoiesis.errors import GitError, ReplayError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
@@ -210,8 +211,9 @@ def _replay(
     not_included = _uncommitted_transcripts(repo)
     if not_included:
         r.notes.append(
-            f"{len(not_included)} uncommitted transcript(s) in your working tree "
-            "were not included (commit them first)"
+            f"{counted(len(not_included), 'uncommitted transcript')} in your working tree "
+            f"{noun(len(not_included), 'was', 'were')} not included (commit "
+            f"{noun(len(not_included), 'it', 'them')} first)"
         )
     wrepo = MemoryRepo(r.wt)
     committed = _committed_transcripts(r, wrepo)
@@ -506,7 +508,9 @@ def _start(
     clear_derived_knowledge(wrepo)
     state.forget()
     _mark_cleared(progress_file)
-    r.say(f"replaying {len(committed)} transcripts from {r.base} onto {r.full} in {r.wt}")
+    r.say(
+        f"replaying {counted(len(committed), 'transcript')} from {r.base} onto {r.full} in {r.wt}"
+    )
     return 0
 
 
@@ -551,7 +555,7 @@ def _commit(
     """Commit the replayed knowledge on the branch and tag it; the commit and the tag."""
     ext = ",".join(r.extractors) if r.extractors else "all extractors"
     msg = (
-        f"extract: replay {transcripts} transcripts with {ext}"
+        f"extract: replay {counted(transcripts, 'transcript')} with {ext}"
         + (f" ({r.model})" if r.model else "")
         + f"\n\n{report.summary()}\nBase: {r.base} {base_sha[:10]}\n"
     )
@@ -559,7 +563,7 @@ def _commit(
     sha = wgit.commit_pending(msg, tops=("knowledge", "archive")).sha
     tag = f"memory/extract/{r.name}"
     created, why = wgit.tag_named(
-        "extract", r.name, f"replay of {transcripts} transcripts onto {r.full}"
+        "extract", r.name, f"replay of {counted(transcripts, 'transcript')} onto {r.full}"
     )
     if not created:
         r.notes.append(why)
@@ -661,7 +665,7 @@ def format_comparison(c: Comparison, limit: int = 10) -> str:
 
 def format_result(r: ReplayResult) -> str:
     lines = [
-        f"replayed {r.transcripts} transcripts onto {r.branch}"
+        f"replayed {counted(r.transcripts, 'transcript')} onto {r.branch}"
         + (f" (resumed after {r.resumed_from})" if r.resumed_from else ""),
         r.report.summary(),
     ]

@@ -146,7 +146,7 @@ class RemoteCalls:
         self._record(stage, model, provider, 0, 0, cached=False, ok=False, error="global backoff")
         raise LLMUnavailableError(
             f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) failed "
-            f"{blocked.failures} call(s) in a row "
+            f"{counted(blocked.failures, 'call')} in a row "
             f"(last: {blocked.last_error[:200]}); every LLM stage waits until "
             f"{format_ts(blocked.until)} before calling it "
             "again. Check that it is running; the stages fall back or retry meanwhile."

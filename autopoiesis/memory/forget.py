@@ -46,7 +46,7 @@ from typing import Any
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.core.paths import CONVERSATIONS_DIR, STATE_FILES, MemoryRepo
-from autopoiesis.core.text import is_utf8, typed_bytes
+from autopoiesis.core.text import counted, is_utf8, noun, typed_bytes
 from autopoiesis.errors import GitError
 from autopoiesis.formats.transcript import ROLES
 from autopoiesis.git import rewrite
@@ -162,10 +162,10 @@ class ForgetPlan:
             places = [f"{self.masked(p)} ({n})" for p, n in sorted(f.in_files.items())]
             if f.in_names:
                 shown = ", ".join(self.masked(n) for n in f.in_names)
-                places.append(f"{len(f.in_names)} file names: {shown}")
+                places.append(f"{counted(len(f.in_names), 'file name')}: {shown}")
             if f.in_messages:
-                places.append(f"{f.in_messages} commit or tag messages")
-            return f"{f.total} occurrences in the history: " + "; ".join(places)
+                places.append(f"{counted(f.in_messages, 'commit or tag message')}")
+            return f"{counted(f.total, 'occurrence')} in the history: " + "; ".join(places)
         files = sorted({p for p, _ in self.derived})
         derived = (
             f"{len(self.derived)} knowledge entries extracted from it ({', '.join(files)})"
@@ -661,10 +661,11 @@ def _commit_record(
         f"What: {what}\n"
         f"Why: {reason_line}\n"
         f"When: {when}\n"
-        f"How: git-filter-repo over every commit; {n_refs} branches and tags re-pointed; "
+        "How: git-filter-repo over every commit; "
+        f"{counted(n_refs, 'branch or tag', 'branches and tags')} re-pointed; "
         "reflogs expired; "
         f"old objects pruned; memory.db {'rebuilt' if index_rebuilt else 'absent, not rebuilt'}; "
-        f"{n_cleared} caches and logs under .autopoiesis/ deleted.\n"
+        f"{counted(n_cleared, 'cache or log', 'caches and logs')} under .autopoiesis/ deleted.\n"
         "\n" + rewrite.old_tip_lines(old_tips, replaced)
     )
     with repo.lock("git"):
@@ -702,9 +703,10 @@ def _check_forgotten(root: Path, plan: ForgetPlan, dropped: list[str]) -> None:
     kept = [m for m in dropped if rewrite.object_store_holds(root, m.encode("utf-8"))]
     if kept:
         raise GitError(
-            f"the history was rewritten, but {len(kept)} entries extracted from the transcript "
-            f"are still in it ({', '.join(kept[:3])}); find them with git log -S, remove them, "
-            "and run forget again. Nothing was recorded."
+            f"the history was rewritten, but {counted(len(kept), 'entry', 'entries')} extracted "
+            f"from the transcript {noun(len(kept), 'is', 'are')} still in it "
+            f"({', '.join(kept[:3])}); find {noun(len(kept), 'it', 'them')} with git log -S, "
+            f"remove {noun(len(kept), 'it', 'them')}, and run forget again. Nothing was recorded."
         )
 
 

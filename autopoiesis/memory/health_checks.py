@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.health import Check, Finding, note, ok, problem
-from autopoiesis.core.text import counted
+from autopoiesis.core.text import counted, noun
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.plugins import hookimpl
 
@@ -172,7 +172,7 @@ def check_uncommitted(memory: Any) -> Iterator[Finding]:
     if left:
         yield problem(
             "transcripts",
-            f"{len(left)} finished or abandoned transcript(s) not committed: "
+            f"{counted(len(left), 'finished or abandoned transcript')} not committed: "
             + ", ".join(left[:3])
             + (" ..." if len(left) > 3 else ""),
             "`autopoiesis capture --recover` closes and commits them",
@@ -183,10 +183,9 @@ def check_uncommitted(memory: Any) -> Iterator[Finding]:
     if written:
         yield problem(
             "knowledge",
-            f"{len(written)} knowledge file(s) autopoiesis wrote or moved are not committed (a "
-            "run was stopped before its commit): "
-            + ", ".join(written[:3])
-            + (" ..." if len(written) > 3 else ""),
+            f"{counted(len(written), 'knowledge file')} autopoiesis wrote or moved "
+            f"{noun(len(written), 'is', 'are')} not committed (a run was stopped before its "
+            "commit): " + ", ".join(written[:3]) + (" ..." if len(written) > 3 else ""),
             "the next `autopoiesis extract --pending`, `prune` or `condense` commits them (or "
             "`autopoiesis commit`)",
         )

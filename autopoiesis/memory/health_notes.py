@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from autopoiesis.core.health import Check, Finding, ok, problem
+from autopoiesis.core.text import counted
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.plugins import hookimpl
 
@@ -56,7 +57,7 @@ def check_private(memory: Any) -> Iterator[Finding]:
         )
     if not status.problems and not (in_clear and status.set_up):
         state = "unlocked" if status.unlocked else "not set up"
-        yield ok("private", f"{len(status.files)} private file(s), {state}")
+        yield ok("private", f"{counted(len(status.files), 'private file')}, {state}")
 
 
 CHECKS = (Check("wikilinks", check_wikilinks), Check("private", check_private))

@@ -31,6 +31,7 @@ from autopoiesis.core.private import (
     is_unlocked,
     matches,
 )
+from autopoiesis.core.text import counted, noun
 from autopoiesis.errors import PrivateKnowledgeError
 
 RULE_SUFFIX = f"{CRYPT_ATTRIBUTES} -text merge=binary"
@@ -108,7 +109,11 @@ class PrivateKnowledge:
         message = (
             "maintenance: private knowledge encrypted by git-crypt\n\n"
             + "".join(f"- {p}\n" for p in wanted)
-            + (f"\n{len(clear)} tracked file(s) encrypted from this commit on.\n" if clear else "")
+            + (
+                f"\n{counted(len(clear), 'tracked file')} encrypted from this commit on.\n"
+                if clear
+                else ""
+            )
         )
         done = git.commit_paths([ATTRIBUTES, *clear], message)
         return added, done.sha
@@ -250,8 +255,8 @@ class PrivateKnowledge:
             st.problems.append(crypt.INSTALL_HINT)
         if is_locked(self.root) and files:
             st.problems.append(
-                f"{len(files)} private file(s) locked: not searched; "
-                "`autopoiesis private unlock KEYFILE` decrypts them"
+                f"{counted(len(files), 'private file')} locked: not searched; "
+                f"`autopoiesis private unlock KEYFILE` decrypts {noun(len(files), 'it', 'them')}"
             )
         return st
 

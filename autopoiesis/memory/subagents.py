@@ -41,6 +41,7 @@ from autopoiesis.core.paths import (
 )
 from autopoiesis.core.private import matches
 from autopoiesis.core.project import CHECKOUT_PROJECT
+from autopoiesis.core.text import counted, noun
 from autopoiesis.errors import GitError, InvalidArgumentError
 from autopoiesis.git.refs import refuse_secret_in_ref_name
 from autopoiesis.git.runner import call, decode
@@ -322,7 +323,8 @@ class Subagents:
         c = self.get(agent)
         if c.ahead and not force:
             raise InvalidArgumentError(
-                f"{c.branch} has {c.ahead} commit(s) the memory lacks: merge them "
+                f"{c.branch} has {counted(c.ahead, 'commit')} the memory lacks: merge "
+                f"{noun(c.ahead, 'it', 'them')} "
                 f"(`autopoiesis subagent merge {agent}`) or give --force to drop them."
             )
         _git(self.root, "worktree", "remove", "--force", str(c.path))

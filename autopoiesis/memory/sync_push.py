@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, SyncError
 from autopoiesis.git.remote import ForcedPush, is_race
 from autopoiesis.git.repo import MemoryGit
@@ -262,9 +263,10 @@ def _refuse_to_drop_newer_work(
     if carry:
         shown = " ".join(c[:12] for c in carry[:30]) + (" ..." if len(carry) > 30 else "")
         raise SyncError(
-            f"{report.remote} holds {len(carry)} commit(s) another clone made on the old history "
-            f"after (or without seeing) the forget: {shown}. Forcing would drop them, so nothing "
-            f"was pushed. Carry them over: `git cherry-pick {' '.join(carry)}` (they are fetched; "
+            f"{report.remote} holds {counted(len(carry), 'commit')} another clone made on the old "
+            f"history after (or without seeing) the forget: {shown}. Forcing would drop them, so "
+            "nothing was pushed. Carry them over: "
+            f"`git cherry-pick {' '.join(carry)}` (they are fetched; "
             "look at them with `git show` first: none may bring back the forgotten text), then run "
             "`autopoiesis sync --force-after-forget` again."
         )

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.core.paths import SHARED_DIR, MemoryRepo, shared_mounts
+from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, InvalidArgumentError
 from autopoiesis.git.history import ODD_NAME, Finding
 from autopoiesis.git.runner import call, decode
@@ -407,7 +408,7 @@ class TeamMemory:
         ahead = _git(mount, "rev-list", "--count", f"origin/{branch}..HEAD").strip()
         if ahead not in ("", "0"):
             ok, notice = self._push(mount, branch)
-            out.moved.append(f"team {team}: pushed {ahead} commit(s)" if ok else "")
+            out.moved.append(f"team {team}: pushed {counted(int(ahead), 'commit')}" if ok else "")
             if not ok:
                 out.problems.append(f"team {team}: {notice}")
         out.moved[:] = [m for m in out.moved if m]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from autopoiesis.core.health import Check, Finding, ok, problem
+from autopoiesis.core.text import counted
 from autopoiesis.plugins import hookimpl
 
 
@@ -25,7 +26,7 @@ def check_topics(memory: Any) -> Iterator[Finding]:
             "edit the file as said (`autopoiesis topics check` lists every problem)",
         )
     if not topics.errors:
-        yield ok("topics", f"{len(topics.topics)} topic(s), each valid")
+        yield ok("topics", f"{counted(len(topics.topics), 'topic')}, each valid")
 
 
 CHECKS = (Check("topics", check_topics),)

@@ -1009,7 +1009,7 @@ def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli)
         in doctor.stdout
     )
     assert (
-        "1 finished or abandoned transcript(s) not committed: raw/conversations/2026/03/01/0905-gone"
+        "1 finished or abandoned transcript not committed: raw/conversations/2026/03/01/0905-gone"
         in doctor.stdout
     )
     assert "0910-live" not in doctor.stdout

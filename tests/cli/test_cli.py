@@ -186,7 +186,7 @@ def test_import_of_a_folder_of_no_logs_says_nothing_was_imported(
     head = git(memory_repo, "rev-parse", "HEAD").stdout
     r = cli("import", str(junk), repo=memory_repo)
     assert r.returncode == 1
-    assert f"refused: {junk}: none of the 2 file(s) found is a session log" in r.stderr
+    assert f"refused: {junk}: none of the 2 files found is a session log" in r.stderr
     assert "nothing imported" in r.stderr
     assert git(memory_repo, "rev-parse", "HEAD").stdout == head
 

@@ -264,7 +264,7 @@ def test_a_subagents_messages_are_its_own_session_and_nobodys_preference(
     # the second run is Claude Code's own request for a prompt suggestion: no conversation
     assert set(by_id) == {main_id, f"{main_id}-sidechain-1"}
     assert any(
-        "1 run(s) left out (Claude Code asking a subagent to guess your next message" in w
+        "1 run left out (Claude Code asking a subagent to guess your next message" in w
         for w in report.warnings
     ), report.warnings
     main = by_id[main_id]

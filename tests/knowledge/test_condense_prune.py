@@ -36,7 +36,7 @@ def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path:
     assert first.commit
     assert last_subject(memory_repo).startswith("memory: daily journal 2026-02-16")
     assert "2 already there" not in first.actions[0]
-    assert "0 bullet(s) added" in again.actions[0]
+    assert "0 bullets added" in again.actions[0]
     assert (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text() == text
     assert "no transcripts" in none.actions[0]
     assert kf.parse(text).meta()["sessions"] == ["ses_a", "ses_b"]
@@ -723,8 +723,7 @@ def test_the_weekly_rollup_takes_only_what_a_journal_line_says(
         ("The user prefers short commit messages", "ses_b")
     ]
     assert (
-        "left out 2 item(s) of the model that no journal line of 2026-W08 says"
-        in (result.actions[1])
+        "left out 2 items of the model that no journal line of 2026-W08 says" in (result.actions[1])
     )
 
 
@@ -752,8 +751,7 @@ def test_the_daily_journal_takes_only_bullets_a_transcript_says(
     assert "Zorblax" not in journal and "wire transfer" not in journal
     assert "run the tests, tag the version, push the tag (via ses_b)" in journal
     assert (
-        "left out 1 bullet(s) of the model that no transcript of the day says"
-        in (result.actions[0])
+        "left out 1 bullet of the model that no transcript of the day says" in (result.actions[0])
     )
 
 
@@ -783,14 +781,14 @@ def test_journals_a_stopped_prune_moved_are_committed_by_the_next_run(
     with MemoryPruner(memory_repo) as p:  # the state a kill before its commit leaves
         assert len(p.prune_journals(commit=False).actions) == 2
     doctor = cli("doctor", repo=memory_repo)
-    assert "4 knowledge file(s) autopoiesis wrote or moved are not committed" in doctor.stdout
+    assert "4 knowledge files autopoiesis wrote or moved are not committed" in doctor.stdout
 
     done = cli("prune", repo=memory_repo)
     assert done.returncode == 0, done.stderr
     assert git(memory_repo, "status", "--porcelain").stdout == ""
     # said so: a run with nothing of its own to do said "nothing to do" and committed them
     assert "nothing to do" not in done.stdout
-    assert "committed 4 file(s) an interrupted or refused run left uncommitted" in done.stdout
+    assert "committed 4 files an interrupted or refused run left uncommitted" in done.stdout
     moved = git(memory_repo, "show", "--name-status", "--format=%s", "HEAD").stdout
     assert "interrupted run" in moved
     assert "archive/journal/2025-06-01.md" in moved and "knowledge/journal/2025-06-02.md" in moved
@@ -861,7 +859,7 @@ def test_a_condense_killed_before_its_commit_is_committed_by_the_next_run(
 
     again = cli("condense", "daily", "--date", DAY.isoformat(), repo=memory_repo)
     assert again.returncode == 0, again.stderr
-    assert "0 bullet(s) added" in again.stdout and "committed" in again.stdout
+    assert "0 bullets added" in again.stdout and "committed" in again.stdout
     assert git(memory_repo, "status", "--porcelain", "--", "knowledge").stdout == ""
 
     with MemoryCondenser(memory_repo) as c:

@@ -698,7 +698,7 @@ def test_what_a_stopped_run_wrote_is_committed_by_the_next(
     writer.apply([change("knowledge/reference/tools.md", "Use ripgrep for code search.")])
     assert git(memory_repo, "status", "--porcelain").stdout.strip()  # written, not committed
     doctor = cli("doctor", repo=memory_repo)
-    assert "1 knowledge file(s) autopoiesis wrote or moved are not committed" in doctor.stdout
+    assert "1 knowledge file autopoiesis wrote or moved is not committed" in doctor.stdout
     (memory_repo.root / "knowledge/reference/mine.md").write_text("# Mine\n\n- my own note\n")
     done = cli("extract", "--pending", repo=memory_repo)
     assert done.returncode == 0, done.stderr

@@ -46,7 +46,7 @@ def test_a_reply_out_of_form_is_kept_in_the_journal_never_dropped(
     out = cli("flush", input=reply, repo=memory_repo)
     assert out.returncode == 0, out.stderr
     assert "nothing to keep" not in out.stdout
-    assert "3 line(s) of the reply were under no `## journal`" in out.stderr
+    assert "3 lines of the reply were under no `## journal`" in out.stderr
     journal = next((memory_repo.root / "knowledge/journal").glob("*.md")).read_text()
     assert "We moved the billing service to Postgres today." in journal
     assert "decisions: use Kafka for the events" in journal

@@ -28,7 +28,7 @@ def test_mv_rewrites_every_link_in_one_commit(memory_repo: MemoryRepo, cli, git)
 
     done = cli("mv", "knowledge/people/ann.md", "knowledge/people/ann-smith", repo=memory_repo)
     assert done.returncode == 0, done.stderr
-    assert "4 link(s) rewritten in 2 file(s)" in done.stdout
+    assert "4 links rewritten in 2 files" in done.stdout
 
     ctx = (memory_repo.root / "knowledge/projects/billing/context.md").read_text(encoding="utf-8")
     assert ctx == (

@@ -38,7 +38,7 @@ def test_failures_put_every_client_in_a_global_backoff(
     b = LLMClient(repo, clock=lambda: clock[0], job="condense")
     with pytest.raises(
         LLMUnavailableError,
-        match=r"failed 1 call\(s\) in a row .* waits until 2026-03-02T12:00:30Z",
+        match=r"failed 1 call in a row .* waits until 2026-03-02T12:00:30Z",
     ):
         b.complete("condense", "hello again")
     assert len(openai_server.chat_bodies()) == 1

@@ -179,6 +179,10 @@ def test_forget_tells_what_a_pushed_remote_needs(
     done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=SECRET)
     assert done.returncode == 0, done.stderr
     assert "force" in done.stderr and "re-clone" in done.stderr and str(remote) in done.stderr
+    # one branch, no tag: counted in the singular, here and in the record
+    assert "history rewritten; 1 branch or tag re-pointed;" in done.stdout
+    record = git(memory_repo, "log", "-1", "--format=%B").stdout
+    assert "1 branch or tag re-pointed;" in record
     assert git(memory_repo, "remote").stdout.split() == [
         "origin"
     ]  # the remote is kept for the force-push
@@ -224,7 +228,7 @@ def test_forget_a_secret_in_a_file_name_renames_it_everywhere_and_sync_pushes_no
 
     done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=secret)
     assert done.returncode == 0, done.stderr
-    assert "1 file names" in done.stderr and secret not in done.stderr  # shown masked
+    assert "1 file name:" in done.stderr and secret not in done.stderr  # shown masked
     assert _every_trace(memory_repo, secret) == []
     renamed = memory_repo.root / path.replace(secret, "redacted-forgotten")
     assert OTHER in renamed.read_text(encoding="utf-8")

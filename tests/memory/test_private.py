@@ -95,7 +95,7 @@ def test_two_clones_one_unlocked_one_locked(
     status = cli("private", "status", repo=locked.root).stdout
     assert "LOCKED" in status and "knowledge/private/plans.md" in status
     doctor = cli("doctor", repo=locked.root)
-    assert "private file(s) locked" in doctor.stdout
+    assert "1 private file locked: not searched" in doctor.stdout and "decrypts it" in doctor.stdout
 
     # the unlocked clone searches the private note, but never gives it to a model
     assert (unlocked.root / "knowledge/private/plans.md").read_text() == PLAN

@@ -402,7 +402,7 @@ def test_doctor_names_a_topic_that_is_not_loaded_and_what_to_fix(
     """`compile` and the prompt hooks leave a broken topic out without a word, and `doctor`
     ("check everything") did not look at topics/: a topic pulled with a regex RE2 refuses
     stopped firing and `doctor` said all was well."""
-    assert "topics      2 topic(s), each valid" in cli("doctor", repo=memory_repo).stdout
+    assert "topics      2 topics, each valid" in cli("doctor", repo=memory_repo).stdout
     (memory_repo.topics_dir / "deploy.md").write_text(
         topic_text("type: topic\ndescription: d\ntriggers:\n  - type: pattern\n    match: '(a)\\1'")
     )

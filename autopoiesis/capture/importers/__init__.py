@@ -524,8 +524,8 @@ def import_files(
         # (exit 1), not a run that imported nothing and said it in warnings only
         folders = sorted({str(p) for p in paths if Path(p).is_dir()})
         report.refused.append(
-            f"{', '.join(folders)}: none of the {len(skipped)} file(s) found is a session log "
-            "of any format autopoiesis reads; nothing imported. Name one with --format NAME "
+            f"{', '.join(folders)}: none of the {counted(len(skipped), 'file')} found is a session "
+            "log of any format autopoiesis reads; nothing imported. Name one with --format NAME "
             "if it is a log of a known format."
         )
     file_sessions(repo, transcripts, report, commit=commit)

@@ -21,7 +21,7 @@ from autopoiesis.capture.importers.base import (
     log_lines,
 )
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.core.text import one_line
+from autopoiesis.core.text import counted, one_line
 from autopoiesis.errors import (
     ImportFormatError,
     TimestampError,
@@ -567,5 +567,7 @@ def without_own_runs(
     if drafts and not kept:
         report.pass_over(source, f"{reasons}, no conversation")
     elif own:
-        report.warnings.append(f"{source}: {len(own)} run(s) left out ({reasons}: no conversation)")
+        report.warnings.append(
+            f"{source}: {counted(len(own), 'run')} left out ({reasons}: no conversation)"
+        )
     return kept

@@ -44,6 +44,7 @@ from autopoiesis.capture.importers.base import (
 )
 from autopoiesis.capture.importers.shapes import stable_id
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.text import counted
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
@@ -141,8 +142,8 @@ class AiderImporter:
                 drafts.append(draft)
         if not drafts:
             raise ImportFormatError(
-                f"{path}: {len(sessions)} aider session(s), none with a message: only aider's own "
-                "output and commands such as /add; nothing to import."
+                f"{path}: {counted(len(sessions), 'aider session')}, none with a message: only "
+                "aider's own output and commands such as /add; nothing to import."
                 if sessions
                 else f"{path}: no `# aider chat started at` line and no message, so no aider "
                 "session in it."

@@ -62,6 +62,7 @@ from autopoiesis.capture.importers.shapes import (
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import (
     HARNESS_RECORD,
+    counted,
     interruption_notice,
     slash_command,
     without_elements,
@@ -301,8 +302,8 @@ def _check(
         lines.append(_Line(n, obj, kind, sid, when, uuid, parent, obj.get("isSidechain") is True))
     if repeated:
         report.warnings.append(
-            f"{source}: {repeated} line(s) repeating an earlier uuid (a rewound branch) counted "
-            "once"
+            f"{source}: {counted(repeated, 'line')} repeating an earlier uuid (a rewound branch) "
+            "counted once"
         )
     return lines, titles, summaries, dropped
 

@@ -40,6 +40,7 @@ from autopoiesis.capture.importers.shapes import (
     string,
 )
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.text import counted, noun
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
 
@@ -121,7 +122,8 @@ class CursorImporter:
         draft.cwd = project_folder(path)
         if undated:
             report.warnings.append(
-                f"{path}: Cursor writes no times; {undated} message(s) are dated by the file's "
+                f"{path}: Cursor writes no times; {counted(undated, 'message')} "
+                f"{noun(undated, 'is', 'are')} dated by the file's "
                 f"modification time ({fallback.strftime('%Y-%m-%d %H:%M')} UTC)"
             )
         return [draft]

@@ -423,7 +423,7 @@ def test_a_prompt_suggestion_sidechain_is_left_out_beside_the_session(
     log.write_text("".join(json.dumps(x) + "\n" for x in rows))
     report = import_files(memory_repo, [log])
     assert report.refused == [] and len(report.imported) == 1
-    assert any("1 run(s) left out (Claude Code asking a subagent" in w for w in report.warnings)
+    assert any("1 run left out (Claude Code asking a subagent" in w for w in report.warnings)
     [t] = transcripts(memory_repo, report.imported).values()
     assert t.meta.session_id.endswith(sid) and "SUGGESTION" not in str(t.turns)
 
