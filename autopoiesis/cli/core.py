@@ -286,15 +286,15 @@ def tag(
     if kind in ("daily", "weekly") and name:
         raise fail(f"a {kind} tag is named by its day (--date), not {name!r}.", 2)
     if kind == "daily":
-        created, msg = git.tag_daily(day)
+        created, msg = git.tag_daily(day, refuse_elsewhere=True)
     elif kind == "weekly":
-        created, msg = git.tag_weekly(day)
+        created, msg = git.tag_weekly(day, refuse_elsewhere=True)
     elif kind in ("milestone", "before", "extract"):
         if not name:
             raise fail(
                 f"`autopoiesis tag {kind}` needs a name, e.g. `autopoiesis tag {kind} v2`.", 2
             )
-        created, msg = git.tag_named(kind, name, message)
+        created, msg = git.tag_named(kind, name, message, refuse_elsewhere=True)
     else:
         raise fail(
             f"unknown tag kind {kind!r}; use daily, weekly, milestone NAME, before EVENT or "

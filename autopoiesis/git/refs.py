@@ -70,14 +70,24 @@ class RefsMixin(GitCore):
         return None
 
     def create_tag(
-        self, name: str, message: str | None = None, target: str = "HEAD"
+        self,
+        name: str,
+        message: str | None = None,
+        target: str = "HEAD",
+        *,
+        refuse_elsewhere: bool = False,
     ) -> tuple[bool, str]:
-        """(created?, explanation). An existing tag is never moved."""
+        """(created?, explanation). An existing tag is never moved: on TARGET's commit it
+        is nothing to do; on another commit it is said where it is, and, with
+        REFUSE_ELSEWHERE (a person asked for this tag on TARGET, or it is one a person
+        names), a GitError, so a script never takes the tag for made on a commit it never
+        was. (An automatic tag elsewhere is no error: the day was tagged already, before a
+        sync brought an earlier commit of that day.)"""
         self.check_ref_name(name)
         if self.head() is None:
             raise GitError("The memory repo has no commits yet; nothing to tag.")
         if self.tag_exists(name):
-            return False, f"tag {name} already exists (tags are never moved)"
+            return self._existing_tag(name, target, refuse_elsewhere)
         # through the one runner: its environment gives git an identity when the machine has
         # none configured (an annotated tag needs a tagger, as a commit needs a committer)
         if message:  # redacted as every message written to git (git/commits.py)
@@ -85,60 +95,84 @@ class RefsMixin(GitCore):
         self.run("tag", *(["-m", message] if message else []), "--", name, target)
         return True, f"tagged {name}"
 
+    def _existing_tag(self, name: str, target: str, refuse_elsewhere: bool) -> tuple[bool, str]:
+        """What create_tag says of NAME, a tag that exists, asked for on TARGET."""
+        there = self.run("rev-parse", "-q", "--verify", f"refs/tags/{name}^{{commit}}").stdout
+        here = self.run("rev-parse", "-q", "--verify", f"{target}^{{commit}}", check=False)
+        sha = there.strip()
+        subject = self.run("log", "-1", "--format=%s", sha, check=False).stdout.strip()
+        if sha == here.stdout.strip():
+            return False, (
+                f"tag {name} already exists on {sha[:10]} ({subject}); nothing to do (tags are "
+                "never moved)"
+            )
+        asked = here.stdout.strip()[:10] or target
+        elsewhere = (
+            f"tag {name} is on {sha[:10]} ({subject}), not on {asked} as asked; tags are never "
+            "moved: give this one another name, or delete that tag first (`git tag -d "
+            f"{name}`) if it marks the wrong commit."
+        )
+        if refuse_elsewhere:
+            raise GitError(elsewhere)
+        return False, elsewhere
+
     def commits_between(self, since: datetime, until: datetime) -> list[str]:
         """The commits dated from SINCE to UNTIL, newest first (GitCore.commits_dated)."""
         return self.commits_dated(since.isoformat(), until.isoformat())
 
-    def tag_daily(self, day: date | None = None) -> tuple[bool, str]:
-        """memory/daily/DAY on the day's first commit, when the day had any (never moved)."""
+    def tag_daily(
+        self, day: date | None = None, *, refuse_elsewhere: bool = False
+    ) -> tuple[bool, str]:
+        """memory/daily/DAY on the day's last commit, when the day had any (never moved;
+        REFUSE_ELSEWHERE as create_tag)."""
         day = day or today()
-        return self._tag_period("daily", day.isoformat(), day, 1, f"on {day.isoformat()}")
-
-    def tag_weekly(self, day: date | None = None) -> tuple[bool, str]:
-        """memory/weekly/YYYY-Www on the week's first commit, when the week had any."""
-        day = day or today()
-        week = iso_week(day)
         return self._tag_period(
-            "weekly", week, day - timedelta(days=day.isoweekday() - 1), 7, f"in {week}"
+            "daily", day.isoformat(), day, 1, f"on {day.isoformat()}", refuse_elsewhere
         )
 
+    def tag_weekly(
+        self, day: date | None = None, *, refuse_elsewhere: bool = False
+    ) -> tuple[bool, str]:
+        """memory/weekly/YYYY-Www on the week's last commit, when the week had any."""
+        day = day or today()
+        week = iso_week(day)
+        first_day = day - timedelta(days=day.isoweekday() - 1)
+        return self._tag_period("weekly", week, first_day, 7, f"in {week}", refuse_elsewhere)
+
     def _tag_period(
-        self, kind: str, label: str, first_day: date, days: int, when: str
+        self, kind: str, label: str, first_day: date, days: int, when: str, refuse_elsewhere: bool
     ) -> tuple[bool, str]:
         start = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
         commits = self.commits_between(start, start + timedelta(days=days))
         if not commits:
             return False, f"no changes {when}; no {kind} tag"
         return self.create_tag(
-            f"{TAG_PREFIX}/{kind}/{label}", f"{kind.capitalize()} snapshot {label}", commits[0]
+            f"{TAG_PREFIX}/{kind}/{label}",
+            f"{kind.capitalize()} snapshot {label}",
+            commits[0],
+            refuse_elsewhere=refuse_elsewhere,
         )
 
     def tag_named(
-        self, kind: str, name: str, message: str | None = None, target: str = "HEAD"
+        self,
+        kind: str,
+        name: str,
+        message: str | None = None,
+        target: str = "HEAD",
+        *,
+        refuse_elsewhere: bool = False,
     ) -> tuple[bool, str]:
+        """memory/KIND/NAME on TARGET. A tag a person names (milestone, before) already on
+        another commit is always refused (create_tag's REFUSE_ELSEWHERE)."""
         if kind not in ("milestone", "before", "extract"):
             raise GitError(
                 f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract."
             )
-        tag = f"{TAG_PREFIX}/{kind}/{name}"
-        if kind in HAND_MADE_TAGS:
-            self._refuse_a_hand_made_tag_elsewhere(tag, target)
-        return self.create_tag(tag, message or f"{kind}: {name}", target)
-
-    def _refuse_a_hand_made_tag_elsewhere(self, tag: str, target: str) -> None:
-        """GitError when TAG, one a person names, already marks another commit than
-        TARGET: tags are never moved, and "already exists" with success let a script take
-        the milestone for made on a commit it never was. (An automatic tag that exists is
-        no error: the day was tagged already, or a replay of that name was.)"""
-        there = self.run("rev-parse", "-q", "--verify", f"refs/tags/{tag}^{{commit}}", check=False)
-        here = self.run("rev-parse", "-q", "--verify", f"{target}^{{commit}}", check=False)
-        if there.returncode != 0 or there.stdout.strip() == here.stdout.strip():
-            return
-        sha = there.stdout.strip()
-        subject = self.run("log", "-1", "--format=%s", sha, check=False).stdout.strip()
-        raise GitError(
-            f"tag {tag} is on {sha[:10]} ({subject}); tags are never moved: give this one "
-            "another name."
+        return self.create_tag(
+            f"{TAG_PREFIX}/{kind}/{name}",
+            message or f"{kind}: {name}",
+            target,
+            refuse_elsewhere=refuse_elsewhere or kind in HAND_MADE_TAGS,
         )
 
     # ── explore/* branches (docs/design.md#branches) ──

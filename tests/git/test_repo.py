@@ -518,6 +518,37 @@ def test_a_milestone_name_already_on_another_commit_is_refused(
     assert g.run("rev-parse", "memory/milestone/v1^{commit}").stdout.strip() == first
 
 
+def test_tag_says_where_an_existing_tag_is_and_fails_when_not_where_asked(
+    memory_repo: MemoryRepo, cli, git
+) -> None:
+    """`autopoiesis tag extract v2` or `tag daily` on a tag that exists said "already
+    exists" and exited 0 even when the tag marks another commit than the one asked for:
+    it now says where the tag is, exit 0 only when that is the commit asked for."""
+    g = MemoryGit(memory_repo)
+    assert cli("tag", "extract", "v2", repo=memory_repo).returncode == 0
+    first = g.head()
+    assert first is not None
+    same = cli("tag", "extract", "v2", repo=memory_repo)
+    assert (
+        same.returncode == 0 and f"memory/extract/v2 already exists on {first[:10]}" in same.stdout
+    )
+    (memory_repo.root / "knowledge/reference/n.md").write_text("# n\n")
+    second = g.commit_pending().sha
+    moved = cli("tag", "extract", "v2", repo=memory_repo)
+    assert moved.returncode == 1 and "Traceback" not in moved.stderr
+    assert f"memory/extract/v2 is on {first[:10]}" in moved.stderr
+    assert f"not on {second[:10]} as asked" in moved.stderr and "git tag -d" in moved.stderr
+    assert g.run("rev-parse", "memory/extract/v2^{commit}").stdout.strip() == first
+    # a daily tag made by hand on an earlier commit of the day, not its last
+    day = datetime.now(UTC).date().isoformat()
+    git(memory_repo, "tag", f"memory/daily/{day}", first)
+    daily = cli("tag", "daily", "--date", day, repo=memory_repo)
+    assert daily.returncode == 1 and f"memory/daily/{day} is on {first[:10]}" in daily.stderr
+    # the daemon's automatic tag job is told, not failed
+    created, why = g.tag_daily(datetime.now(UTC).date())
+    assert not created and f"is on {first[:10]}" in why
+
+
 def test_dates_git_cannot_read_past_2099_or_before_1970_are_read_exactly(
     memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
