@@ -181,7 +181,14 @@ class RecallMixin(GitCore):
         return _parse_log(out)
 
     def blame(self, path: str) -> str:
-        rel = self.repo.rel(self.repo.resolve_inside(path))
+        resolved = self.repo.resolve_inside(path)
+        rel = self.repo.rel(resolved)
+        if resolved.is_dir():  # git's own "no such path in HEAD" said nothing of a folder
+            names = self.run("ls-files", "--", rel, check=False).stdout.split()
+            raise GitError(
+                f"{rel} is a folder; blame takes one file: name a file in it"
+                + (f", such as {names[0]}." if names else ".")
+            )
         proc = self.run("blame", "--date=short", "--", rel, check=False)
         if proc.returncode != 0:
             raise GitError(f"cannot blame {rel}: {proc.stderr.strip()} (is the file committed?)")
@@ -193,6 +200,11 @@ class RecallMixin(GitCore):
         Anything else is refused: git's own date parser reads a mistyped tag such as
         'milestone/vone' as "now", which would show HEAD's file under the wrong name."""
         rel = self.repo.rel(self.repo.resolve_inside(path))
+        if self.head() is None:  # HEAD itself names nothing yet: not a mistyped ref
+            raise GitError(
+                "the memory repo has no commits yet, so it has no history to show; capture "
+                "a session or run `autopoiesis commit` first."
+            )
         ref = self._resolve_commit(ref_or_date)
         if ref is None:
             when = _history_date(ref_or_date)
@@ -255,8 +267,12 @@ _RELATIVE_DATE = re.compile(r"^(?:yesterday|today|now|last (?:week|month|year))$
 
 
 def _history_date(text: str) -> str | None:
-    """TEXT as a date git can be trusted to read, or None when it is not one."""
-    from autopoiesis.core.clock import parse_ts
+    """TEXT as a date git can be trusted to read, or None when it is not one; GitError for
+    a date outside the years the clock reads (core/clock.py): no commit is that old or that
+    new, and "neither a tag, a commit nor a date" would say it was mistyped."""
+    from datetime import datetime
+
+    from autopoiesis.core.clock import MAX_YEAR, MIN_YEAR, parse_ts
     from autopoiesis.errors import TimestampError
 
     value = text.strip().lower()
@@ -267,7 +283,15 @@ def _history_date(text: str) -> str | None:
     try:
         return parse_ts(value).isoformat()
     except TimestampError:
-        return None
+        try:
+            datetime.fromisoformat(value.replace("z", "+00:00"))
+        except ValueError:
+            return None
+        raise GitError(
+            f"{text!r} is a date outside {MIN_YEAR}-{MAX_YEAR}, the years autopoiesis reads; "
+            "give one within them, such as 2026-02-16 (`git log --format=%cs` lists the days "
+            "with commits)."
+        ) from None
 
 
 def _parse_log(out: str) -> list[CommitInfo]:

@@ -603,3 +603,26 @@ def test_a_time_many_units_ago_is_read_exactly(memory_repo: MemoryRepo, cli) -> 
     assert latest in [c.sha for c in g.learned("1 hour ago")]
     shown = cli("learned", "--since", "60 years ago", repo=memory_repo)  # before 1970
     assert shown.returncode == 0 and "memory: a" in shown.stdout, shown.stderr
+
+
+def test_show_at_and_blame_say_what_is_wrong_with_what_they_were_given(
+    memory_repo: MemoryRepo, cli, git, tmp_path: Path
+) -> None:
+    """show-at with a date outside 1970-2200 or HEAD in a memory with no commits said
+    "neither a tag, a commit nor a date"; blame of a folder asked "is the file
+    committed?". Each now says what is wrong and what to give instead."""
+    for day in ("9999-12-31", "1969-12-31"):
+        r = cli("show-at", day, "knowledge/memory/MEMORY.md", repo=memory_repo)
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert f"'{day}' is a date outside 1970-2200" in r.stderr and "neither" not in r.stderr
+    mistyped = cli("show-at", "milestone/vone", "knowledge/memory/MEMORY.md", repo=memory_repo)
+    assert "neither a tag, a commit nor a date" in mistyped.stderr
+    folder = cli("blame", "knowledge", repo=memory_repo)
+    assert folder.returncode == 1 and "knowledge is a folder; blame takes one file" in folder.stderr
+    assert "is the file committed" not in folder.stderr
+    empty = tmp_path / "empty"
+    (empty / "raw").mkdir(parents=True)
+    (empty / "knowledge").mkdir()
+    git(empty, "init", "-q")
+    r = cli("show-at", "HEAD", "knowledge/memory/MEMORY.md", repo=empty)
+    assert r.returncode == 1 and "no commits yet" in r.stderr and "neither" not in r.stderr
