@@ -44,20 +44,42 @@ def find_transcripts(
     repo: MemoryRepo, session_id: str, started: datetime | None = None
 ) -> list[Path]:
     """Transcripts of SESSION_ID, every part (in STARTED's day folder when given, else
-    anywhere, through the session index)."""
+    anywhere, through the session index). In a sparse checkout that leaves raw/ out (a
+    sub-agent's, docs/subagents.md) they are the ones its HEAD holds: not on its disk, yet
+    the memory's, so a session id the memory holds is refused there as it is in the
+    memory (its commit would be refused later, the transcript left behind)."""
     if started is None:
         index = SessionIndex.load(repo)
         found = index.transcripts(session_id)
         index.save()
-        return found
-    folder = repo.root / Path(tf.transcript_relpath(session_id, started, "")).parent
-    candidates = folder.glob(f"????-{session_id}*.md") if folder.is_dir() else []
-    result = []
-    for p in candidates:
-        stem = p.name[5:-3].split("+", 1)[0]
-        if stem == session_id or stem.startswith(session_id + "-"):
-            result.append(p)
-    return sorted(result)
+    else:
+        folder = repo.root / Path(tf.transcript_relpath(session_id, started, "")).parent
+        candidates = folder.glob(f"????-{session_id}*.md") if folder.is_dir() else []
+        found = [p for p in candidates if _names_session(p.name, session_id)]
+    if git.is_sparse_checkout(repo.root):
+        found = [*found, *_committed_transcripts(repo, session_id, started)]
+    return sorted(set(found))
+
+
+def _names_session(name: str, session_id: str) -> bool:
+    """Whether NAME (`HHMM-{id}-{slug}[+N].md`) is a transcript file of SESSION_ID."""
+    stem = name[5:-3].split("+", 1)[0]
+    return stem == session_id or stem.startswith(session_id + "-")
+
+
+def _committed_transcripts(
+    repo: MemoryRepo, session_id: str, started: datetime | None
+) -> list[Path]:
+    """The transcripts of SESSION_ID that HEAD holds (in STARTED's day folder when given)."""
+    folder = (
+        Path(tf.transcript_relpath(session_id, started, "")).parent.as_posix()
+        if started is not None
+        else CONVERSATIONS_DIR
+    )
+    held = git.ls_tree(repo.root, "HEAD", [folder])
+    return sorted(
+        repo.root / rel for rel in held if _names_session(rel.rpartition("/")[2], session_id)
+    )
 
 
 def session_lock(repo: MemoryRepo, session_id: str) -> FileLock:

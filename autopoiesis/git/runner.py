@@ -528,12 +528,18 @@ def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
     return set(split_z(proc.stdout))
 
 
+def is_sparse_checkout(root: Path | str) -> bool:
+    """Whether ROOT is a sparse checkout (a sub-agent's, docs/subagents.md): git's
+    sparse-checkout patterns in its git folder (read from the files: no git process)."""
+    gitdir = git_dir_at(Path(root))
+    return gitdir is not None and (gitdir / "info" / "sparse-checkout").is_file()
+
+
 def left_out_of_checkout(root: Path | str, relpath: str) -> bytes | None:
     """What the index holds for RELPATH when ROOT is a sparse checkout (a sub-agent's) that
     leaves it out: the file is not on disk there, yet it is the memory's; None when ROOT
     is no sparse checkout or RELPATH is no file of it."""
-    gitdir = git_dir_at(Path(root))
-    if gitdir is None or not (gitdir / "info" / "sparse-checkout").is_file():
+    if not is_sparse_checkout(root):
         return None
     proc = call(root, "cat-file", "blob", f":{relpath}")
     return proc.stdout if proc.returncode == 0 else None

@@ -167,6 +167,49 @@ def test_the_cli_runs_in_a_sub_agents_checkout(memory_repo: MemoryRepo, cli) -> 
     assert "conversation:" in ahead and "memory:" in ahead
 
 
+def _session_events(session_id: str, text: str, started: str) -> str:
+    return "\n".join(
+        json.dumps(e)
+        for e in (
+            {"event": "session_start", "session_id": session_id, "started": started},
+            {"event": "message", "role": "user", "content": text},
+            {"event": "session_end"},
+        )
+    )
+
+
+def test_a_session_id_the_memory_holds_is_refused_in_a_sub_agents_checkout(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    """A checkout leaves raw/ out, so capture there did not see the memory's transcripts: a
+    session id the memory already held was written anew, its commit refused by the hook,
+    the transcript left uncommitted. It is now refused at its session_start, as in the
+    memory itself, and nothing is written; a new session id is filed as the sub-agent's."""
+    held = cli(
+        "capture",
+        input=_session_events("ses_dup", "hello", "2026-03-01T09:00:00Z"),
+        repo=memory_repo,
+    )
+    assert held.returncode == 0, held.stderr
+    assert cli("subagent", "checkout", "reviewer", repo=memory_repo).returncode == 0
+    (c,) = Memory(memory_repo).subagents.list()
+    where = c.path
+    for started in ("2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z"):  # its day, or another
+        again = cli("capture", input=_session_events("ses_dup", "again", started), repo=where)
+        assert again.returncode == 1 and "Traceback" not in again.stderr
+        assert "session ses_dup was already captured in raw/conversations/2026/03/01/" in (
+            again.stderr
+        )
+        assert "start the continuation under a new session_id" in again.stderr
+    assert not (where / "raw").exists() or not list((where / "raw").rglob("*ses_dup*"))
+    assert _git(where, "status", "--porcelain") == ""
+    new = cli("capture", input=_session_events("ses_own", "mine", started), repo=where)
+    assert new.returncode == 0, new.stderr
+    assert "conversation:" in _git(
+        memory_repo.root, "log", "--format=%s", "main..subagent/reviewer"
+    )
+
+
 def test_worktrees_of_the_memory_and_of_a_code_repository_map_to_their_projects(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
