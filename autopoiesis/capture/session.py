@@ -45,7 +45,7 @@ from autopoiesis.capture.closing import (
     session_lock,
     transcript_meta,
 )
-from autopoiesis.core.clock import format_ts, parse_ts, utc, utc_now
+from autopoiesis.core.clock import format_ts, said_time, utc, utc_now
 from autopoiesis.core.paths import FileLock, MemoryRepo
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
@@ -53,6 +53,7 @@ from autopoiesis.core.text import one_line, slugify
 from autopoiesis.errors import (
     AutopoiesisError,
     CaptureError,
+    TimestampError,
 )
 from autopoiesis.formats import transcript as tf
 
@@ -76,19 +77,32 @@ def normalize_role(role: Any) -> str:
     return ROLE_ALIASES[role.strip().lower()]
 
 
-def event_time(value: Any, field: str) -> datetime:
-    """An event's time FIELD as sent (core.clock.parse_ts), or the time it arrived when it
-    has none: absent, and, with a warning, an empty string or 0, which a harness sends for
-    "not set" (read as a time, 0 dated the turn 1 January 1970)."""
+def event_time(
+    value: Any, field: str, *, session: str, fallback: datetime | None = None, why: str = ""
+) -> datetime:
+    """An event's time FIELD as sent, when it can be trusted to date the session
+    (core.clock.said_time), else a time that can. Absent, it is the time the event
+    arrived. One that is no time, or cannot be trusted (no time zone, before 1970, in the
+    future; and, with a warning, an empty string or 0, which a harness sends for "not
+    set" and which read as a time dated the turn 1 January 1970) never refuses the event:
+    what the user said is kept, dated FALLBACK (WHY says what that is: the session's last
+    time) or, without one, the time it arrived, and the warning names SESSION and the
+    value sent."""
     if value is None:
         return utc_now()
     if value == "" or (value == 0 and not isinstance(value, bool)):
-        warnings.warn(
-            f"a {field} of {value!r} is no time: the event got the time it arrived.",
-            stacklevel=3,
-        )
-        return utc_now()
-    return parse_ts(value, field)
+        problem = f"a {field} of {value!r} is no time"
+    else:
+        try:
+            return said_time(value, field)
+        except TimestampError as exc:
+            problem = str(exc).rstrip(".")
+    when, what = (fallback, why) if fallback is not None else (utc_now(), "the time it arrived")
+    warnings.warn(
+        f"session {session}: {problem}. The event is kept, dated {format_ts(when)} ({what}).",
+        stacklevel=3,
+    )
+    return when
 
 
 @dataclass
@@ -116,6 +130,8 @@ class _OpenTranscript:
     meta: tf.TranscriptMeta
     redactor: Redactor
     last_day: date
+    # the time of the latest turn (the start, before the first): no event is dated earlier
+    last_time: datetime
     last_role: str | None = None
     last_item: tf.Item | None = None
     turns: int = 0
@@ -175,7 +191,7 @@ class ConversationCapture:
                 f"session {sid} is already open in this capture; send session_end before starting "
                 "it again."
             )
-        started = utc(session.started)
+        started = event_time(session.started, "started", session=sid)
         existing = find_transcripts(self.repo, sid, started) or find_transcripts(self.repo, sid)
         if existing and _is_open(existing[0]):
             raise CaptureError(
@@ -247,7 +263,15 @@ class ConversationCapture:
             raise
         session.transcript_path = path
         self._open[given] = _OpenTranscript(
-            session, path, fd, lock, meta, redactor, last_day=started.date(), size=len(data)
+            session,
+            path,
+            fd,
+            lock,
+            meta,
+            redactor,
+            last_day=started.date(),
+            last_time=started,
+            size=len(data),
         )
         return path
 
@@ -282,8 +306,20 @@ class ConversationCapture:
         state.size += len(data)
 
     @staticmethod
-    def _when(value: Any) -> datetime:
-        return event_time(value, "timestamp")
+    def _when(state: _OpenTranscript, value: Any) -> datetime:
+        """The time of an event of STATE's session sent with VALUE (event_time). A session's
+        order is the order its events arrived in: one stamped before the turn ahead of it
+        (a clock stepped back, a message queued while the agent answered; the session's
+        start, for the first) keeps its place and takes that turn's time, so the
+        transcript's times never run backwards."""
+        when = event_time(
+            value,
+            "timestamp",
+            session=state.meta.session_id,
+            fallback=state.last_time,
+            why="the time of the turn before it",
+        )
+        return max(when, state.last_time)
 
     def _emit(
         self,
@@ -313,6 +349,7 @@ class ConversationCapture:
         self._write(state, counts, out)
         if turn is not None:
             state.last_day = turn.time.date()
+            state.last_time = max(state.last_time, utc(turn.time))
             state.last_role = key
             state.turns += 1
         state.last_item = last_item
@@ -341,7 +378,7 @@ class ConversationCapture:
         if not isinstance(content, str):
             raise CaptureError(f"message content must be text, not {type(content).__name__}.")
         meta = meta or {}
-        when = self._when(meta.get("timestamp"))
+        when = self._when(state, meta.get("timestamp"))
         counts = Counter(state.redactor.counts)
         redact = state.redactor.redact  # before anything is cut: a cut secret would leak its head
         name = one_line(redact(str(meta["name"])), 80) if meta.get("name") is not None else None
@@ -365,7 +402,7 @@ class ConversationCapture:
         timestamp: Any = None,
     ) -> None:
         state = self._get(session)
-        when = self._when(timestamp)
+        when = self._when(state, timestamp)
         counts = Counter(state.redactor.counts)
         redact = (
             state.redactor.redact
@@ -390,7 +427,7 @@ class ConversationCapture:
     ) -> None:
         """A memory operation the agent did during the session: a `[memory]` turn line."""
         state = self._get(session)
-        when = self._when(timestamp)
+        when = self._when(state, timestamp)
         counts = Counter(state.redactor.counts)
         redact = state.redactor.redact
         item = tf.KnowledgeOp(
@@ -402,7 +439,7 @@ class ConversationCapture:
 
     def on_attachment(self, session: Session | str, path: str, *, timestamp: Any = None) -> None:
         state = self._get(session)
-        when = self._when(timestamp)
+        when = self._when(state, timestamp)
         counts = Counter(state.redactor.counts)
         turn = tf.Turn(time=when, role="user") if state.last_role is None else None
         self._emit(
@@ -429,16 +466,24 @@ class ConversationCapture:
         sid = state.meta.session_id
         given = state.session.id  # the key of _open: the id the events name
         extra: dict[str, Any] = {
-            "ended": event_time(ended, "ended"),
+            "ended": event_time(
+                ended, "ended", session=sid, fallback=state.last_time, why="its last turn's time"
+            ),
             "status": "closed",
         }
-        if extra["ended"] < state.meta.started:  # a session cannot end before it began
-            warnings.warn(
-                f"session {sid}: ended {format_ts(extra['ended'])} is before it started "
-                f"({format_ts(state.meta.started)}); its start is its end.",
-                stacklevel=2,
-            )
-            extra["ended"] = state.meta.started
+        if extra["ended"] < state.last_time:  # a session cannot end before it began, or
+            if ended is not None:  # before its last turn: it ends then
+                before = (
+                    f"it started ({format_ts(state.meta.started)})"
+                    if extra["ended"] < state.meta.started
+                    else "its last turn"
+                )
+                warnings.warn(
+                    f"session {sid}: ended {format_ts(extra['ended'])} is before {before}; it "
+                    f"ends at its last turn, {format_ts(state.last_time)}.",
+                    stacklevel=2,
+                )
+            extra["ended"] = state.last_time
         for key, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out)):
             if value is not None:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -193,7 +193,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             raise CaptureError("session_start needs session_id as a string, like ses_a1b2c3d4.")
         session = Session(
             id=sid,  # its characters are validated by on_session_start
-            started=event_time(_event_time(kind, event), "started"),
+            started=event_time(_event_time(kind, event), "started", session=sid),
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),
             topic=_opt(event, "topic"),

@@ -4,6 +4,13 @@ Every time autopoiesis stores is UTC. A timestamp from outside (a harness event,
 imported log, a frontmatter field) goes through `parse_ts`, which refuses what cannot be
 a real time of a conversation (NaN, infinities, years before 1970 or after 2200) with a
 message saying how to write it, instead of letting a far-off value overflow later.
+
+A time a conversation says it happened at (a captured event's, an imported turn's) must
+pass more before it may date a file: `said_time` also refuses one without a time zone
+(whose UTC is a guess) and one more than FUTURE_SLACK after now (a clock set years ahead
+would file the session, its journal and MEMORY.md's `updated` under that year). The
+capture and the importers' session builder, the owners of "when did this happen", keep
+the event under another time with a warning when it fails (docs/harnesses.md).
 """
 
 from __future__ import annotations
@@ -114,6 +121,50 @@ def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
         else:
             return _checked(parsed, value, field_name)
     raise TimestampError(f"{field_name} {value!r} is not an ISO-8601 timestamp; {_HINT}.")
+
+
+# How far ahead of now a conversation's time may lie: clocks drift, and a harness on another
+# machine may run a little ahead; a day more is a clock set wrong, not a conversation.
+FUTURE_SLACK = timedelta(days=1)
+
+
+def _without_zone(value: Any) -> bool:
+    """Whether VALUE is a datetime, or ISO-8601 text, that names no time zone (a date
+    alone names none either): its UTC would be a guess."""
+    if isinstance(value, datetime):
+        return value.tzinfo is None
+    if not isinstance(value, str):
+        return False  # epoch seconds are UTC by definition
+    text = value.strip()
+    if text[-1:] in ("Z", "z"):
+        return False
+    try:
+        return datetime.fromisoformat(text).tzinfo is None
+    except ValueError:
+        return False
+
+
+def said_time(
+    value: Any, field_name: str = "timestamp", *, now: datetime | None = None
+) -> datetime:
+    """VALUE, the time a conversation says one of its events happened at, as aware UTC,
+    when it can be trusted to date what is filed: parse_ts's checks, and also refused
+    (TimestampError, saying why) when it names no time zone or lies more than
+    FUTURE_SLACK after NOW (default: now)."""
+    dt = parse_ts(value, field_name)
+    shown = value.isoformat() if isinstance(value, datetime) else repr(value)
+    if _without_zone(value):
+        raise TimestampError(
+            f"{field_name} {shown} names no time zone, so when it was is a guess; {_HINT} "
+            "(or with its offset, +02:00)."
+        )
+    latest = utc(now or utc_now()) + FUTURE_SLACK
+    if dt > latest:
+        raise TimestampError(
+            f"{field_name} {shown} is in the future (now is {format_ts(utc(now or utc_now()))}): "
+            "the clock that wrote it is wrong."
+        )
+    return dt
 
 
 def parse_day(value: str, field_name: str = "date") -> date:

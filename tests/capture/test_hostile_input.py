@@ -14,6 +14,7 @@ import textwrap
 import time
 import warnings
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from autopoiesis.capture.closing import recover_abandoned
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.capture.stream import process_stream
-from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.clock import format_ts, parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import CaptureError, GitError
 from autopoiesis.formats import transcript as tf
@@ -52,19 +53,6 @@ def transcripts(repo: MemoryRepo) -> list[Path]:
 
 # ── 1. no input raises out of the stream loop ──
 BAD_EVENTS = [
-    (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "timestamp nan"),
-    (
-        b'{"event": "message", "role": "user", "content": "x", "timestamp": Infinity}\n',
-        "timestamp inf",
-    ),
-    (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
-    (line(msg("x", timestamp="0001-01-01T00:00:00+01:00")), "out of range"),
-    (line(msg("x", timestamp="9999-12-31T23:59:59-05:00")), "out of range"),
-    (line({"event": "tool_call", "tool": "t", "args": "a", "timestamp": 1e20}), "out of range"),
-    (
-        line({"event": "knowledge", "path": "k.md", "timestamp": "9999-12-31T23:59:59-05:00"}),
-        "out of range",
-    ),
     (
         b'{"event": "message", "role": "user", "content": "x", "extra": ' + DEEP.encode() + b"}\n",
         "nested deeper",
@@ -73,9 +61,63 @@ BAD_EVENTS = [
         b'{"event": "tool_call", "tool": "t", "args": ' + ("[" * 900 + "]" * 900).encode() + b"}\n",
         "",
     ),
-    (b'{"event": "session_end", "ended": NaN}\n', "ended nan"),
     (b'{"event": "session_end", "tokens_in": "abc"}\n', "tokens_in"),
 ]
+
+# Times no conversation can have: each event is kept all the same, at the time of the turn
+# before it, with a warning naming the session and the value (they were refused, and
+# what the user said with them was lost).
+UNTRUSTED_TIMES = [
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "timestamp nan"),
+    (
+        b'{"event": "message", "role": "user", "content": "x", "timestamp": Infinity}\n',
+        "timestamp inf",
+    ),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
+    (line(msg("x", timestamp="0001-01-01T00:00:00+01:00")), "out of range"),
+    (line(msg("x", timestamp="9999-12-31T23:59:59-05:00")), "out of range"),
+    (line(msg("x", timestamp=-1)), "timestamp -1 is outside 1970-2200"),
+    # a month ahead of whenever the test runs
+    (line(msg("x", timestamp=format_ts(utc_now() + timedelta(days=30)))), "is in the future"),
+    (line(msg("x", timestamp="2026-02-16T19:00:00")), "names no time zone"),
+    (line(msg("x", timestamp="soon")), "not an ISO-8601 timestamp"),
+    (line({"event": "tool_call", "tool": "t", "args": "a", "timestamp": 1e20}), "out of range"),
+    (
+        line({"event": "knowledge", "path": "k.md", "timestamp": "9999-12-31T23:59:59-05:00"}),
+        "out of range",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "bad, fragment", UNTRUSTED_TIMES, ids=[fragment for _, fragment in UNTRUSTED_TIMES]
+)
+def test_an_untrusted_time_keeps_its_event_at_the_turn_before(
+    memory_repo: MemoryRepo, cli: Cli, bad: bytes, fragment: str
+) -> None:
+    """Through the CLI, as a harness sends it: the event is kept in its place, dated the
+    turn before it, nothing is refused, and the warning names the session and the value."""
+    stream = line(start("s1")) + line(msg("before", timestamp="2026-02-16T18:45:00Z")) + bad
+    stream += line(msg("after", timestamp="2026-02-16T18:46:00Z"))
+    stream += line({"event": "session_end", "ended": "2026-02-16T18:50:00Z"})
+    out = cli("capture", repo=memory_repo, input=stream)
+    assert out.returncode == 0, out.stderr
+    assert "0 refused" in out.stderr and "refused:" not in out.stderr
+    (warned,) = [w for w in out.stderr.splitlines() if w.startswith("warning: session s1: ")]
+    assert fragment in warned.replace("'", ""), warned
+    assert "The event is kept, dated 2026-02-16T18:45:00Z (the time of the turn before it)" in (
+        out.stderr
+    )
+    (path,) = transcripts(memory_repo)
+    assert "2026/02/16" in str(path)
+    t = tf.parse(path.read_text())
+    assert [turn.text for turn in t.turns][::2] == ["before", "after"] and len(t.turns) == 3
+    assert [turn.time for turn in t.turns] == [
+        parse_ts("2026-02-16T18:45:00Z"),
+        parse_ts("2026-02-16T18:45:00Z"),
+        parse_ts("2026-02-16T18:46:00Z"),
+    ]
+    assert t.meta.ended == parse_ts("2026-02-16T18:50:00Z")
 
 
 @pytest.mark.slow
@@ -225,7 +267,7 @@ def test_a_bad_session_end_leaves_the_session_open_for_a_good_one(memory_repo: M
         [
             line(start("s1")),
             line(msg("hi")),
-            b'{"event": "session_end", "ended": 1e20}\n',
+            b'{"event": "session_end", "tokens_in": -3}\n',
             line({"event": "session_end"}),
         ],
     )
