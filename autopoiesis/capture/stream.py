@@ -24,8 +24,10 @@ session still open at the end of input stays open and is recovered later (`autop
 capture --recover`, or the next capture start).
 
 No input raises out of the loop: JSON nested deeper than Python can read, text with lone
-surrogates, timestamps that are no time (NaN, 1e20, year 1 or 9999), a full disk — each
-event is either kept or refused with its line number and the reason.
+surrogates, a full disk — each event is either kept or refused with its line number and
+the reason. A time that cannot be trusted (no time, NaN, 1e20, year 1 or 9999, no time
+zone, in the future) refuses nothing: the event is kept at the time of the turn before
+it, with a warning (session.event_time).
 
 Each closed session is announced on stdout: `{"event": "committed", ...}` with its
 commit, or `{"event": "closed", "commit": null, "reason": ...}` when it was not committed

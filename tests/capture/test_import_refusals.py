@@ -4,12 +4,15 @@ on its own, with its reason; the rest is imported and committed; the exit status
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from autopoiesis.capture.importers import import_files
+from autopoiesis.core.clock import format_ts, parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
 from tests.conftest import Cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,3 +245,57 @@ def test_a_json_export_cut_off_is_refused_as_cut_off_not_as_no_json_nor_an_unkno
     assert damaged.startswith(f"{broken}: JSON that does not parse (line 1, column 21"), damaged
     for refusal in report.refused:  # no format is to blame: naming one fails the same way
         assert "not JSON" not in refusal and "--format" not in refusal
+
+
+def test_a_time_in_the_future_dates_nothing_an_import_files(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli
+) -> None:
+    """A log stamped by a clock set a year ahead filed its session under that year, and
+    the journal and MEMORY.md's `updated` after it; a start after the end was mended
+    without a word. The future times date nothing now (the turn is kept at the next
+    trusted time), an end before the start is said, and each warning names the session."""
+    ahead = format_ts(utc_now() + timedelta(days=365))
+    src = tmp_path / "log.json"
+    src.write_text(
+        json.dumps(
+            [
+                {
+                    "session_id": "ses_ahead",
+                    "started": ahead,
+                    "ended": ahead,
+                    "messages": [
+                        {"role": "user", "content": "We decided to use Redis.", "timestamp": ahead},
+                        {"role": "agent", "content": "Noted.", "timestamp": "2026-03-01T10:00:00Z"},
+                    ],
+                },
+                {
+                    "session_id": "ses_backwards",
+                    "started": "2026-03-02T10:00:00Z",
+                    "ended": "2026-02-01T10:00:00Z",
+                    "messages": [
+                        {"role": "user", "content": "hello", "timestamp": "2026-03-02T10:05:00Z"}
+                    ],
+                },
+            ]
+        )
+    )
+    out = cli("import", str(src), repo=memory_repo)
+    assert out.returncode == 0, out.stderr
+    where = f"warning: {src}: session ses_ahead: "
+    assert f"{where}started {ahead[:19]}+00:00 is in the future" in out.stderr, out.stderr
+    assert "the session starts at its first turn" in out.stderr
+    assert "the turn is kept, dated 2026-03-01T10:00:00Z" in out.stderr
+    assert (
+        f"warning: {src}: session ses_backwards: ended 2026-02-01T10:00:00Z is before it "
+        "started (2026-03-02T10:00:00Z); it ends at 2026-03-02T10:05:00Z."
+    ) in out.stderr
+    (ahead_file,) = memory_repo.conversations_dir.rglob("*ses_ahead*.md")
+    assert ahead_file.relative_to(memory_repo.conversations_dir).parts[:3] == ("2026", "03", "01")
+    meta = tf.parse_meta(ahead_file.read_text())
+    assert meta.started == meta.ended == parse_ts("2026-03-01T10:00:00Z")
+    (back_file,) = memory_repo.conversations_dir.rglob("*ses_backwards*.md")
+    assert tf.parse_meta(back_file.read_text()).ended == parse_ts("2026-03-02T10:05:00Z")
+    assert cli("extract", "--pending", repo=memory_repo).returncode == 0
+    knowledge = memory_repo.root / "knowledge"
+    assert not [p for p in knowledge.rglob("*.md") if ahead[:4] in p.name]
+    assert f"updated: {ahead[:4]}" not in (knowledge / "memory" / "MEMORY.md").read_text()

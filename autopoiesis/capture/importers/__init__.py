@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,18 @@ from autopoiesis.capture.importers.base import (
 )
 from autopoiesis.capture.importers.filing import Prepared, file_sessions
 from autopoiesis.capture.importers.unread import not_read_yet, recognise_database
-from autopoiesis.core.clock import utc
+from autopoiesis.core.clock import format_ts, said_time, utc, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.sqlite import database_tables, is_database
 from autopoiesis.core.text import counted, one_line
-from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
+from autopoiesis.errors import (
+    AutopoiesisError,
+    ImportFormatError,
+    TimestampError,
+    UnknownFormatError,
+)
 from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
 from autopoiesis.plugins import builtin_contributions
@@ -270,9 +276,17 @@ def prepare_draft(
     before the one ahead of it (a clock stepped back, a message queued while the agent
     answered) keeps its place and takes that one's time. Sorted by time it moved ahead of
     the words it followed, and the log, grown and imported again, no longer began with
-    what was filed, so no later turn of the session could be filed."""
+    what was filed, so no later turn of the session could be filed.
+
+    A time the log gives that cannot be trusted to date the session (more than a day in
+    the future: core.clock.said_time) dates nothing: such a turn is kept at the time of
+    the turn before it (the first, at the first trusted time after it, else now), such a
+    start or end is left to the turns, and each is a warning in the result's `notes`. A
+    session ends no earlier than its start and its last turn."""
     tf.validate_session_id(draft.session_id)
     draft = replace(draft, session_id=tf.written_session_id(draft.session_id, redactor.redact))
+    notes: list[str] = []
+    draft = _trusted_times(draft, notes)
     turns: list[tf.Turn] = []
     for t in draft.turns:
         items: list[tf.Item] = []
@@ -304,11 +318,17 @@ def prepare_draft(
     if not turns and draft.started is None:
         raise ImportFormatError(f"session {draft.session_id} has no messages and no started time.")
     started = draft.started or turns[0].time
-    ended = draft.ended or (turns[-1].time if turns else started)
+    last = max(started, turns[-1].time) if turns else started
+    ended = draft.ended or last
+    if ended < started:
+        notes.append(
+            f"session {draft.session_id}: ended {format_ts(ended)} is before it started "
+            f"({format_ts(started)}); it ends at {format_ts(last)}."
+        )
     meta = tf.TranscriptMeta(
         session_id=draft.session_id,
         started=started,
-        ended=max(ended, started),
+        ended=max(ended, last),
         model=draft.model,
         channel=draft.channel,
         topic=draft.topic or None,
@@ -336,7 +356,46 @@ def prepare_draft(
     # as redacted: a secret in a path names no project)
     meta = tool_calls.with_project_worked_in(meta, redacted, memory_root)
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
-    return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
+    return Prepared(
+        tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns), notes=notes
+    )
+
+
+def _trusted_times(draft: SessionDraft, notes: list[str]) -> SessionDraft:
+    """DRAFT with every time that cannot be trusted (core.clock.said_time) replaced: a
+    turn's by the time of the turn before it (the first turn's by the first trusted time
+    after it, else now), a start's or an end's by none (the turns date the session).
+    Each replacement is a note in NOTES naming the session, the value and what was done."""
+    now = utc_now()
+
+    def trusted(when: datetime | None, what: str) -> tuple[datetime | None, str]:
+        """WHEN when it can be trusted, else None and why not."""
+        if when is None:
+            return None, ""
+        try:
+            return said_time(utc(when), what, now=now), ""
+        except TimestampError as exc:
+            return None, f"session {draft.session_id}: {str(exc).rstrip('.')}"
+
+    started, why = trusted(draft.started, "started")
+    if why:
+        notes.append(f"{why}; the session starts at its first turn.")
+    ended, why = trusted(draft.ended, "ended")
+    if why:
+        notes.append(f"{why}; the session ends at its last turn.")
+    checked = [trusted(t.time, "a turn's time") for t in draft.turns]
+    if all(when is not None for when, _ in checked):
+        return replace(draft, started=started, ended=ended)
+    turns = []
+    previous = started
+    for i, (turn, (when, why)) in enumerate(zip(draft.turns, checked)):
+        if when is None:
+            later = next((w for w, _ in checked[i + 1 :] if w is not None), None)
+            when = previous or later or now
+            notes.append(f"{why}; the turn is kept, dated {format_ts(when)}.")
+        previous = when
+        turns.append(replace(turn, time=when))
+    return replace(draft, started=started, ended=ended, turns=turns)
 
 
 def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
@@ -499,6 +558,7 @@ def import_files(
                     )
                     continue
                 t.origin = str(path)
+                report.warnings.extend(f"{path}: {note}" for note in t.notes)
                 transcripts.append(t)
                 kept += 1
             except AutopoiesisError as exc:

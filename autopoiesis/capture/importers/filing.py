@@ -44,9 +44,15 @@ class Prepared:
     a new session is written from its text alone."""
 
     def __init__(
-        self, raw: tf.Transcript, text: str | None = None, origin: str | None = None
+        self,
+        raw: tf.Transcript,
+        text: str | None = None,
+        origin: str | None = None,
+        notes: list[str] | None = None,
     ) -> None:
         self.raw = raw
+        # what building it changed of what the log said (a time not trusted), as warnings
+        self.notes = notes or []
         self.text = tf.decode(tf.encode(tf.render(raw))) if text is None else text
         self.origin = origin  # the file it was read from, when an import read one
         self._parsed: tf.Transcript | None = None
