@@ -6,9 +6,11 @@ a real time of a conversation (NaN, infinities, years before 1970 or after 2200)
 message saying how to write it, instead of letting a far-off value overflow later.
 
 A time a conversation says it happened at (a captured event's, an imported turn's) must
-pass more before it may date a file: `said_time` also refuses one without a time zone
-(whose UTC is a guess) and one more than FUTURE_SLACK after now (a clock set years ahead
-would file the session, its journal and MEMORY.md's `updated` under that year). The
+pass more before it may date a file: `said_time` also refuses one more than FUTURE_SLACK
+after now (a clock set years ahead would file the session, its journal and MEMORY.md's
+`updated` under that year). One without a time zone is read as UTC, as parse_ts reads
+it: a log replayed through `capture` keeps its own chronology (its arrival time would
+date every turn of a conversation of last year today). The
 capture and the importers' session builder, the owners of "when did this happen", keep
 the event under another time with a warning when it fails (docs/harnesses.md).
 """
@@ -128,36 +130,15 @@ def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
 FUTURE_SLACK = timedelta(days=1)
 
 
-def _without_zone(value: Any) -> bool:
-    """Whether VALUE is a datetime, or ISO-8601 text, that names no time zone (a date
-    alone names none either): its UTC would be a guess."""
-    if isinstance(value, datetime):
-        return value.tzinfo is None
-    if not isinstance(value, str):
-        return False  # epoch seconds are UTC by definition
-    text = value.strip()
-    if text[-1:] in ("Z", "z"):
-        return False
-    try:
-        return datetime.fromisoformat(text).tzinfo is None
-    except ValueError:
-        return False
-
-
 def said_time(
     value: Any, field_name: str = "timestamp", *, now: datetime | None = None
 ) -> datetime:
     """VALUE, the time a conversation says one of its events happened at, as aware UTC,
     when it can be trusted to date what is filed: parse_ts's checks, and also refused
-    (TimestampError, saying why) when it names no time zone or lies more than
-    FUTURE_SLACK after NOW (default: now)."""
+    (TimestampError, saying why) when it lies more than FUTURE_SLACK after NOW (default:
+    now)."""
     dt = parse_ts(value, field_name)
     shown = value.isoformat() if isinstance(value, datetime) else repr(value)
-    if _without_zone(value):
-        raise TimestampError(
-            f"{field_name} {shown} names no time zone, so when it was is a guess; {_HINT} "
-            "(or with its offset, +02:00)."
-        )
     latest = utc(now or utc_now()) + FUTURE_SLACK
     if dt > latest:
         raise TimestampError(

@@ -79,7 +79,6 @@ UNTRUSTED_TIMES = [
     (line(msg("x", timestamp=-1)), "timestamp -1 is outside 1970-2200"),
     # a month ahead of whenever the test runs
     (line(msg("x", timestamp=format_ts(utc_now() + timedelta(days=30)))), "is in the future"),
-    (line(msg("x", timestamp="2026-02-16T19:00:00")), "names no time zone"),
     (line(msg("x", timestamp="soon")), "not an ISO-8601 timestamp"),
     (line({"event": "tool_call", "tool": "t", "args": "a", "timestamp": 1e20}), "out of range"),
     (
@@ -118,6 +117,29 @@ def test_an_untrusted_time_keeps_its_event_at_the_turn_before(
         parse_ts("2026-02-16T18:46:00Z"),
     ]
     assert t.meta.ended == parse_ts("2026-02-16T18:50:00Z")
+
+
+def test_a_time_without_a_zone_is_read_as_utc_and_keeps_the_logs_chronology(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    """A converter that replays last year's chat log through `capture` with times that
+    name no zone (Python's `isoformat()` of a naive time): they are read as UTC, as
+    documented, without a warning each, so the session is filed on its own day and its
+    turns keep their times (dated by their arrival, every turn would be today)."""
+    stream = line(start("s2", started="2025-03-04T09:00:00"))
+    stream += line(msg("first", timestamp="2025-03-04T09:01:00"))
+    stream += line(msg("second", timestamp="2025-03-04T09:07:00"))
+    stream += line({"event": "session_end", "ended": "2025-03-04T09:10:00"})
+    out = cli("capture", repo=memory_repo, input=stream)
+    assert out.returncode == 0, out.stderr
+    assert "warning:" not in out.stderr
+    (path,) = transcripts(memory_repo)
+    assert "2025/03/04" in str(path)
+    t = tf.parse(path.read_text())
+    assert [turn.time for turn in t.turns] == [
+        parse_ts("2025-03-04T09:01:00Z"),
+        parse_ts("2025-03-04T09:07:00Z"),
+    ]
 
 
 @pytest.mark.slow
