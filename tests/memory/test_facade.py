@@ -40,9 +40,9 @@ def _capture(memory: Memory, sid: str) -> str:
     cap = memory.capture()
     s = Session(sid, started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC), model="m", channel="cli")
     cap.on_session_start(s)
-    for role, text in SESSION:
-        cap.on_message(s, role, text)
-    closed = cap.on_session_end(s, ended="2026-02-16T18:50:00Z")
+    for n, (role, text) in enumerate(SESSION):  # a minute apart, in the session's time
+        cap.on_message(s, role, text, {"timestamp": f"2026-02-16T18:{46 + n:02d}:00Z"})
+    closed = cap.on_session_end(s, ended="2026-02-16T18:59:00Z")
     assert closed is not None and closed.commit
     return closed.path
 
