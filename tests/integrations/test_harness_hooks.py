@@ -514,15 +514,25 @@ def test_session_end_imports_the_transcript_in_the_background(
         (repo.root / ".autopoiesis/harness/sessions.json").read_text()
     )
 
-    started = time.monotonic()
-    proc = run_hook(
-        hooks["SessionEnd"],
-        base("SessionEnd", "test-session-id", transcript, project, reason="prompt_input_exit"),
-        env=env,
-        cwd=project,
-    )
-    assert proc.returncode == 0 and proc.stdout == ""
-    assert time.monotonic() - started < 10  # the import runs detached, not in the hook
+    # the import waits for the memory's import lock, held here: a hook that imported
+    # in place would wait for it too and never return (run_hook's hang guard ends it)
+    import_lock = repo.lock("harness-import")
+    assert import_lock.acquire(timeout=0)
+    try:
+        proc = run_hook(
+            hooks["SessionEnd"],
+            base("SessionEnd", "test-session-id", transcript, project, reason="prompt_input_exit"),
+            env=env,
+            cwd=project,
+        )
+        assert proc.returncode == 0 and proc.stdout == ""
+        # the hook has returned, and its import is still running, waiting for the lock
+        hook_row = log_rows(repo)[-1]
+        assert hook_row["event"] == "SessionEnd" and hook_row["ok"] is True, hook_row
+        os.kill(hook_row["import_pid"], 0)  # ProcessLookupError: the import is not running
+        assert not [r for r in log_rows(repo) if r.get("event") == "import"]
+    finally:
+        import_lock.release()
     row = wait_for_import(repo, "test-session-id")
     assert row["ok"] is True and row["imported"] == [
         "raw/conversations/2025/12/24/1000-test-session-id-create-a-hello-world-function-now-add-a.md"
