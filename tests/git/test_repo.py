@@ -12,6 +12,7 @@ import pytest
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import infer_commit_type
+from autopoiesis.git.commits import GitCore
 from autopoiesis.git.repo import MemoryGit
 
 
@@ -231,12 +232,31 @@ def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo, git) -> None:
     assert all(f"knowledge/reference/f{i}.md" in files for i in range(12))
 
 
-def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
+def test_commit_waits_out_a_foreign_index_lock(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git
+) -> None:
+    """Another program's git holds .git/index.lock: the commit leaves it alone and waits,
+    and commits once that program is done. The program finishes when the commit has met
+    its lock and decided to wait (the commit asks clear_stale_index_lock whether the lock
+    is a dead one of its own), not after a time the commit might not have waited."""
     lock = memory_repo.root / ".git/index.lock"
     lock.write_text("")
-    threading.Timer(0.3, lock.unlink).start()
+    verdicts: list[bool] = []
+    clear_stale = GitCore.clear_stale_index_lock
+
+    def other_program_finishes(core: GitCore) -> bool:
+        verdict = clear_stale(core)
+        verdicts.append(verdict)
+        assert lock.exists()  # a lock no record explains is not autopoiesis's to remove
+        lock.unlink(missing_ok=True)
+        return verdict
+
+    monkeypatch.setattr(GitCore, "clear_stale_index_lock", other_program_finishes)
     (memory_repo.root / "knowledge/reference/z.md").write_text("# z\n")
-    assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n").sha
+    result = MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n")
+    assert verdicts == [False]  # it met the lock once, left it, waited and retried
+    assert result.sha == git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    assert git(memory_repo.root, "ls-files", "knowledge/reference/z.md").stdout.strip()
 
 
 def test_a_tag_or_branch_name_holding_a_secret_is_refused_and_a_tag_message_redacted(
