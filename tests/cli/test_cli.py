@@ -195,12 +195,10 @@ def test_recall_bounds_the_length_of_its_text(memory_repo: MemoryRepo, cli: Cli)
     """`recall` of a 30 KB text took 16 s and of 100 KB never ended (`git log -S` with case
     ignored is quadratic in the text); the owner (git/recall.py) refuses a text over
     MAX_RECALL_CHARS at once, for the CLI and the MCP tool alike."""
-    import time
-
-    started = time.monotonic()
-    r = cli("recall", "a" * 100_000, repo=memory_repo, process=True, timeout=30)
+    # refused, not searched: the search itself never ended (the cli's timeout is the hang
+    # guard), so the refusal shows it was not run
+    r = cli("recall", "a" * 100_000, repo=memory_repo, process=True)
     assert r.returncode == 1 and "recall looks for at most 1,000" in r.stderr
-    assert time.monotonic() - started < 30
 
     from autopoiesis.errors import InvalidArgumentError
     from autopoiesis.git.recall import MAX_RECALL_CHARS

@@ -51,10 +51,10 @@ def test_a_new_index_is_searchable_while_it_is_built(
         assert "knowledge/reference/heron.md" in indexed
         assert set(newest_first[:2]) <= indexed and newest_first[-1] not in indexed
         # a search while the builder holds the lock: what is indexed, a notice, no wait
+        # (the build's notice comes only from the path that never waits for the lock; a
+        # search that waited for it, held here, would give up with IndexBusyError)
         with index.store.write_lock(), SearchIndex(memory_repo) as other:
-            started = time.monotonic()
             hits = other.search("heron", limit=50)
-            assert time.monotonic() - started < 30
             assert {h.path for h in hits} <= indexed and hits
             assert any("being built (12 of" in w for w in other.warnings)
     # the builder is gone: the next search has the build continued in the background

@@ -152,9 +152,7 @@ def test_a_session_start_gives_the_session_level_memory_half_the_budget(memory_r
     assert budget * 0.25 + 60 < count_tokens(shown) <= budget * START_SHARE + 60
 
 
-def test_a_hook_past_its_deadline_does_not_wait_for_its_worker_threads(
-    memory_repo, tmp_path
-) -> None:
+def test_a_hook_past_its_deadline_does_not_wait_for_its_worker_threads(memory_repo) -> None:
     """A hook past its deadline logged "gave up after 10 s", yet its process lived until
     the model it was waiting on (in a worker thread) gave up too: 26 s, past Claude
     Code's own 15 s. Once the hook has answered, the process leaves without them."""
@@ -162,17 +160,15 @@ def test_a_hook_past_its_deadline_does_not_wait_for_its_worker_threads(
     import sys
     import textwrap
 
-    marker = tmp_path / "worker-finished"
     script = textwrap.dedent(
         f"""
-        import sys, threading, time
+        import sys, threading
         import autopoiesis.__main__ as entry
         from autopoiesis.integrations import runner
 
         def slow_hook(argv, call):
-            def worker():  # a call to a model that trickles its answer
-                time.sleep(60)
-                open({str(marker)!r}, "w").write("done")
+            def worker():  # a call to a model that never answers
+                threading.Event().wait()
             threading.Thread(target=worker).start()  # not a daemon: exit would wait for it
             runner.expired = True  # what the hook's deadline sets when it passes
             return 0
@@ -183,11 +179,12 @@ def test_a_hook_past_its_deadline_does_not_wait_for_its_worker_threads(
         entry.main()
         """
     )
+    # the worker never ends: a process that waited for it would be stopped by this hang
+    # guard (TimeoutExpired); that it exited at all shows it left while its worker waited
     done = subprocess.run(
-        [sys.executable, "-c", script], input="{}", capture_output=True, text=True, timeout=50
+        [sys.executable, "-c", script], input="{}", capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert not marker.exists()  # it left while its worker still waited
 
 
 def test_a_log_line_past_the_cap_is_passed_over_unread(
