@@ -9,8 +9,9 @@ from collections.abc import Callable
 from autopoiesis.core.paths import MemoryRepo
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
-    """Poll PREDICATE until it is true; fail the test after TIMEOUT seconds."""
+def wait_for(predicate: Callable[[], object], timeout: float = 120.0, what: str = "") -> None:
+    """Poll PREDICATE until it is true; fail the test after TIMEOUT seconds, a hang guard
+    (what it waits for runs in another process or thread, on a machine that may be busy)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

@@ -101,9 +101,10 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(
         [
             sys.executable,
             "-c",
-            "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
+            "import signal, sys; from autopoiesis.core.paths import MemoryRepo; "
             "from autopoiesis.daemon.status import InstanceLock; "
-            "InstanceLock(MemoryRepo(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(60)",
+            "InstanceLock(MemoryRepo(sys.argv[1])).acquire(); print('held', flush=True); "
+            "signal.pause()",  # held until killed below
             str(memory_repo.root),
         ],
         stdout=subprocess.PIPE,
@@ -243,7 +244,7 @@ def test_sigterm_and_sighup_on_a_real_daemon(
         assert read_status(memory_repo)["jobs"]["condense"]["next_run"].endswith("T21:00:00Z")
 
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=120)  # a hang guard
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -291,11 +292,17 @@ def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(
 
     store.jobs["slow"].first_seen -= timedelta(hours=1)
     store.save()
-    proc = subprocess.Popen([sys.executable, str(script), str(memory_repo.root), "60", "daemon"])
-    runs = memory_repo.root / "slow.runs"
-    wait_for(runs.exists, what="the slow job to start")
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == 0
+    # the job would run for 600 s: only the SIGTERM ends it, however late it comes
+    proc = subprocess.Popen([sys.executable, str(script), str(memory_repo.root), "600", "daemon"])
+    try:
+        runs = memory_repo.root / "slow.runs"
+        wait_for(runs.exists, what="the slow job to start")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0  # a hang guard
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     rows = log_rows(memory_repo)
     assert [r["result"] for r in rows if r.get("job") == "slow" and "result" in r] == [
         "interrupted"

@@ -109,7 +109,7 @@ def test_a_file_some_process_has_open_is_not_imported(memory_repo: MemoryRepo, h
         [
             sys.executable,
             "-c",
-            "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)",
+            "import signal, sys; f = open(sys.argv[1]); print('open', flush=True); signal.pause()",
             str(a),
         ],
         stdout=subprocess.PIPE,

@@ -523,7 +523,9 @@ def test_binary_and_disappearing_files_never_abort_a_rebuild(
 
 
 # ── freshness ──
-def wait_for(predicate, timeout: float = 20.0) -> bool:
+def wait_for(predicate, timeout: float = 120.0) -> bool:
+    """Whether PREDICATE came true; TIMEOUT is a hang guard (another process acts, on a
+    machine that may be busy)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if predicate():
