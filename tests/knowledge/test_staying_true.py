@@ -985,7 +985,7 @@ def test_a_batch_and_another_writer_never_write_one_entry_twice(memory_repo: Mem
         other.start()
         other.join(1.0)
         assert other.is_alive()  # it waits for the batch: nothing of the batch is on disk yet
-    other.join(30)
+    other.join(120)  # a hang guard
     assert reports and reports[0].duplicates == 1 and not reports[0].added
     doc = kf.parse((memory_repo.root / path).read_text())
     ids = [e.id for _, e in doc.entries()]

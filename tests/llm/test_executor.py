@@ -145,8 +145,11 @@ def test_an_endpoint_error_within_a_callers_shorter_deadline_still_backs_off(
     """A caller's own deadline ending a call is not the endpoint's failure, but an error
     the endpoint gave before it is: the shared backoff counts that call."""
     repo = _repo(memory_repo, openai_server, timeout_seconds=30, max_retries=3)
-    openai_server.enqueue({"status": 500, "message": "down", "headers": {"Retry-After": "5"}})
+    # the caller's 60 s (a hang guard, not a race with the endpoint's answer) is shorter
+    # than the call's own deadline, and the wait the endpoint asks for does not fit in it
+    openai_server.enqueue({"status": 500, "message": "down", "headers": {"Retry-After": "60"}})
     with LLMClient(repo) as llm:
+        assert llm.deadline > 60
         with pytest.raises(LLMUnavailableError, match="HTTP 500"):
-            llm.complete("gate", "hello", deadline=0.5)
+            llm.complete("gate", "hello", deadline=60)
         assert llm.backoff is not None and llm.backoff.state().failures == 1

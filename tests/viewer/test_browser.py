@@ -59,7 +59,7 @@ def served(viewer_repo: Any) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(30)
+        proc.wait(120)  # a hang guard
 
 
 @pytest.fixture
