@@ -47,6 +47,7 @@ between a line {begin} and a line {end}, in this form:
 
 _FLUSH_HEADING = re.compile(r"^#{1,3}\s*(journal|memory|project\s*:\s*(.+?))\s*$", re.IGNORECASE)
 _ANY_HEADING = re.compile(r"^#{1,6}\s+(.*?)[\s:]*$")
+UNPLACED = "unplaced"  # parse_flush's key for lines under no heading of the prompt's
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,6 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
             item = re.sub(r"^[-*]\s+", "", item)
             out.setdefault(current, []).append(f"{context}: {item}" if context else item)
     return {k: v for k, v in out.items() if v}
-
-
-UNPLACED = "unplaced"  # parse_flush's key for lines under no heading of the prompt's
 
 
 def apply_flush(
