@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.errors import HookInstallError
 
 
 @dataclass
@@ -41,7 +43,11 @@ class IntegrationReport:
         return bool(self.added or self.updated or self.removed)
 
     def to_write(self, text: str | None = None, *, drop: bool = False) -> None:
-        """Keep TEXT (or, with DROP, the file's removal) to be written by `write`."""
+        """Keep TEXT (or, with DROP, the file's removal) to be written by `write`; a file
+        its owner made read-only is refused here, before either file of an integration
+        is written (`refuse_read_only`)."""
+        if text is not None or drop:
+            refuse_read_only(self.path)
         self.pending, self.drop = text, drop
 
     def write(self) -> None:
@@ -108,7 +114,24 @@ def json_settings(path: Path, data: Any) -> str:
     return out + (ending if text.endswith("\n") else "")
 
 
+def refuse_read_only(path: Path) -> None:
+    """HookInstallError when PATH (its target, for a symlink) is a file its owner made
+    read-only: a rename onto it replaces it whatever its mode (as root, or in a folder
+    one may write), and a settings file someone locked is theirs to unlock."""
+    try:
+        mode = path.resolve().stat().st_mode
+    except OSError:
+        return  # no file yet: it is made
+    if stat.S_ISREG(mode) and not mode & stat.S_IWUSR:
+        raise HookInstallError(
+            f"{path} is read-only (mode {stat.filemode(mode)}); make it writable "
+            f"(`chmod u+w {path}`) and run this again. Nothing was changed."
+        )
+
+
 def write_settings(path: Path, text: str) -> None:
     """Replace PATH's content atomically; a symlinked settings file (dotfiles kept in a
-    repository of their own) stays a symlink, and its target gets the new content."""
+    repository of their own) stays a symlink, and its target gets the new content. A
+    read-only one is refused (`refuse_read_only`)."""
+    refuse_read_only(path)
     atomic_write(path.resolve(), text)

@@ -801,6 +801,22 @@ def test_a_codex_config_of_crlf_lines_keeps_them_installed_and_removed_again(
     assert config.read_bytes() == crlf
 
 
+def test_a_read_only_codex_config_is_refused_and_kept(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A config.toml its owner made read-only was replaced by `integrate codex`; it is
+    refused now with what to do, and the file is as it was."""
+    from autopoiesis.errors import HookInstallError
+    from autopoiesis.integrations.codex.install import install_codex
+
+    config = tmp_path / "config.toml"
+    config.write_text(CODEX_CONFIG)
+    config.chmod(0o444)
+    with pytest.raises(HookInstallError, match=r"read-only .*chmod u\+w"):
+        install_codex(memory_repo, config)
+    assert config.read_text() == CODEX_CONFIG
+
+
 @pytest.mark.slow
 def test_codex_hooks_give_context_and_import_the_rollout_at_session_end(
     repo, project, env, shared_data, cli: Cli

@@ -167,3 +167,29 @@ def test_a_config_file_that_cannot_be_read_stops_the_integration_before_anything
         assert local.read_bytes() == before
     else:
         assert not local.exists()
+
+
+def test_a_read_only_settings_file_is_refused_before_anything_is_written(
+    memory_repo: MemoryRepo, project: Path, cli: Cli
+) -> None:
+    """A settings file its owner made read-only (chmod 444) was replaced all the same: the
+    atomic rename onto it needs only the folder. Now the integration is refused, the file's
+    mode named, and neither it nor ~/.claude.json changes; writable again, it goes in."""
+    import stat
+
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text('{"permissions": {"allow": ["Bash"]}}\n')
+    local.chmod(0o444)
+    claude = Path.home() / ".claude.json"
+    claude.write_text('{"numStartups": 7}\n')
+    before = (local.read_bytes(), claude.read_bytes())
+    r = cli("integrate", "claude-code", "--no-input", repo=memory_repo, cwd=project)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "is read-only (mode -r--r--r--)" in r.stderr and "chmod u+w" in r.stderr
+    assert (local.read_bytes(), claude.read_bytes()) == before
+    assert stat.S_IMODE(local.stat().st_mode) == 0o444
+    local.chmod(0o644)
+    again = cli("integrate", "claude-code", "--no-input", repo=memory_repo, cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert "hook claude-code SessionStart" in local.read_text()
