@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.core.gitdirs import is_sparse_checkout
 from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
 from autopoiesis.errors import (
     AutopoiesisError,
@@ -56,7 +57,7 @@ def find_transcripts(
         folder = repo.root / Path(tf.transcript_relpath(session_id, started, "")).parent
         candidates = folder.glob(f"????-{session_id}*.md") if folder.is_dir() else []
         found = [p for p in candidates if _names_session(p.name, session_id)]
-    if git.is_sparse_checkout(repo.root):
+    if is_sparse_checkout(repo.root):
         found = [*found, *_committed_transcripts(repo, session_id, started)]
     return sorted(set(found))
 

@@ -85,6 +85,13 @@ def git_dir_at(top: Path) -> Path | None:
     return gitdir_of(dot_git) if dot_git.is_file() else None
 
 
+def is_sparse_checkout(top: Path) -> bool:
+    """Whether the repository whose top-level folder is TOP is a sparse checkout (a
+    sub-agent's, docs/subagents.md): git's sparse-checkout patterns in its git folder."""
+    gitdir = git_dir_at(top)
+    return gitdir is not None and (gitdir / "info" / "sparse-checkout").is_file()
+
+
 def common_git_dir(dot_git: Path) -> Path | None:
     """The git folder that holds the repository's config: `.git` itself, or for a `.git`
     file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's

@@ -598,18 +598,12 @@ class MemoryRepo:
         no transcripts, and yet its harness and the CLI run there)."""
         if not (self.root / "knowledge").is_dir():
             return False
-        return (self.root / "raw").is_dir() or self._sparse_without_raw()
-
-    def _sparse_without_raw(self) -> bool:
-        """A sparse checkout of a memory: its config at the top, git's sparse-checkout
-        patterns in its git folder (read from the files: no git process)."""
+        if (self.root / "raw").is_dir():
+            return True
         from autopoiesis.core.config import CONFIG_FILENAME
-        from autopoiesis.core.gitdirs import git_dir_at
+        from autopoiesis.core.gitdirs import is_sparse_checkout
 
-        if not (self.root / CONFIG_FILENAME).is_file():
-            return False
-        gitdir = git_dir_at(self.root)
-        return gitdir is not None and (gitdir / "info" / "sparse-checkout").is_file()
+        return (self.root / CONFIG_FILENAME).is_file() and is_sparse_checkout(self.root)
 
     # ── paths ──
     @property

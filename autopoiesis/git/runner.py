@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from autopoiesis.core.gitdirs import common_git_dir, git_dir_at, git_entry
+from autopoiesis.core.gitdirs import common_git_dir, git_dir_at, git_entry, is_sparse_checkout
 from autopoiesis.core.paths import CONTENT_DIRS
 
 ENCODING = ("utf-8", "surrogateescape")
@@ -528,18 +528,11 @@ def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
     return set(split_z(proc.stdout))
 
 
-def is_sparse_checkout(root: Path | str) -> bool:
-    """Whether ROOT is a sparse checkout (a sub-agent's, docs/subagents.md): git's
-    sparse-checkout patterns in its git folder (read from the files: no git process)."""
-    gitdir = git_dir_at(Path(root))
-    return gitdir is not None and (gitdir / "info" / "sparse-checkout").is_file()
-
-
 def left_out_of_checkout(root: Path | str, relpath: str) -> bytes | None:
     """What the index holds for RELPATH when ROOT is a sparse checkout (a sub-agent's) that
     leaves it out: the file is not on disk there, yet it is the memory's; None when ROOT
     is no sparse checkout or RELPATH is no file of it."""
-    if not is_sparse_checkout(root):
+    if not is_sparse_checkout(Path(root)):
         return None
     proc = call(root, "cat-file", "blob", f":{relpath}")
     return proc.stdout if proc.returncode == 0 else None
