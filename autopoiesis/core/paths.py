@@ -122,6 +122,10 @@ GIT_STATE_FILES = {
     "project_names": ("autopoiesis", "projects.json"),
     # a forget under way: what the history was before its rewrite (git/rewrite.py)
     "forget_under_way": ("autopoiesis", "forget.json"),
+    # a forget's rule files for git-filter-repo, which hold the text forgotten: here, not
+    # in the shared temporary folder, so that a forget killed mid-way leaves no copy of
+    # it outside the repository and the next forget clears them (git/rewrite.py)
+    "forget_rules": ("autopoiesis", "forget-rules"),
 }
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,7 +231,11 @@ def rewrite_history(
     )
     for line in tracking:
         _git(root, "update-ref", "-d", line.split()[0])
-    with tempfile.TemporaryDirectory(prefix="ap-forget-") as tmp:
+    rules_folder = git_state_path(root, "forget_rules")
+    shutil.rmtree(rules_folder, ignore_errors=True)  # a killed forget's, with its text
+    rules_folder.mkdir(mode=0o700, parents=True)
+    try:
+        tmp = str(rules_folder)
         args = [
             sys.executable,
             "-m",
@@ -298,6 +302,8 @@ def rewrite_history(
                 _git(root, "update-ref", ref, sha)
             why = (done.stderr or done.stdout).strip()[-2000:]
             raise GitError(f"git-filter-repo failed: {why}")
+    finally:
+        shutil.rmtree(rules_folder, ignore_errors=True)
     drop_old_objects(root)
     return Rewritten(old_tips, old_commits, ref_names(root))
 
@@ -353,6 +359,8 @@ def stopped_forget(under_way: dict[str, Any]) -> str:
 def end_rewrite(repo: MemoryRepo) -> None:
     """The forget `begin_rewrite` announced is recorded: nothing is left to finish."""
     git_state_path(repo.root, "forget_under_way").unlink(missing_ok=True)
+    # a killed rewrite's rule files spell the text forgotten; finished, it needs them no more
+    shutil.rmtree(git_state_path(repo.root, "forget_rules"), ignore_errors=True)
 
 
 def reset_work_tree(root: Path) -> None:

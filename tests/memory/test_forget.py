@@ -580,10 +580,13 @@ def _forget_killed_after(repo: MemoryRepo, tmp_path: Path, marker: str, *args: s
     killer = tmp_path / "killer"
     killer.mkdir(exist_ok=True)
     (killer / "sitecustomize.py").write_text(_KILLER, encoding="utf-8")
+    shared_tmp = tmp_path / "shared-tmp"
+    shared_tmp.mkdir(exist_ok=True)
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(killer), str(PROJECT_ROOT)]),
         "AP_TEST_KILL_AFTER": marker,
+        "TMPDIR": str(shared_tmp),
     }
     done = subprocess.run(
         [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "forget", *args],
@@ -592,6 +595,10 @@ def _forget_killed_after(repo: MemoryRepo, tmp_path: Path, marker: str, *args: s
         start_new_session=True,  # the group killed is the forget's, not the tests'
     )
     assert done.returncode == -9, done.stderr
+    # the machine's shared temporary folder holds no copy of the text being forgotten
+    # (filter-repo's rules, escaped as a regex, spell its words): killed, nothing cleared it
+    left = [p for p in shared_tmp.rglob("*") if p.is_file() and b"harpoon" in p.read_bytes()]
+    assert left == []
 
 
 def _records(git, repo: MemoryRepo) -> list[str]:
@@ -625,6 +632,9 @@ def test_forget_killed_inside_the_rewrite_is_finished_by_the_same_forget_again(
     rewrites = json.loads((memory_repo.state_dir / "verify" / "rewrites.json").read_text())
     assert [r["commit"] for r in rewrites["rewrites"]] == _records(git, memory_repo)
     assert "was stopped" not in cli("doctor", repo=memory_repo).stdout
+    # the killed forget's rule files, which spelled the secret, went with the one that finished
+    rules = memory_repo.root / ".git" / "autopoiesis" / "forget-rules"
+    assert not rules.exists()
 
 
 @pytest.mark.slow
