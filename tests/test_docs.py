@@ -136,6 +136,22 @@ def test_readme_is_the_short_front_page() -> None:
     assert [link for link in local if not (ROOT / link).exists()] == []
 
 
+def test_readme_architecture_names_every_package() -> None:
+    """The README's Architecture section says who owns what: every package and top-level
+    module of autopoiesis/ is named there, and nothing it names is gone."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    package = ROOT / "autopoiesis"
+    present = {
+        f"{p.name}/" if p.is_dir() else p.name
+        for p in package.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"
+    }
+    named = set(re.findall(r"`([A-Za-z_]+(?:/|\.py))`", section))
+    assert present - named == set(), "packages the README's Architecture does not name"
+    assert named - present == set(), "names in the README's Architecture that are gone"
+
+
 def test_no_page_names_a_path_outside_the_repository() -> None:
     """Examples run from a plain clone: no `../` anywhere in the README or the pages."""
     found = [
