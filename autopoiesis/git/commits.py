@@ -424,6 +424,11 @@ class GitCore:
             exact = _time_ago(value)
         if exact is not None:
             return exact
+        if not re.search(r"[^\W\d_]", value):
+            # numbers alone: git reads what it cannot place as some day of this month or
+            # year ("-5" as the 5th, "2026-11" as the 11th, "99999-01-01" as 1 January of
+            # this year); only a calendar day or month is taken
+            return _numeric_day(value)
         read = self.run("rev-parse", f"--since={value}", check=False).stdout.strip()
         try:
             stamp = int(read.removeprefix("--max-age="))
@@ -880,6 +885,23 @@ def _time_ago(value: str) -> int | None:
         return int(datetime(1, 1, 1, tzinfo=UTC).timestamp())
     day = min(now.day, calendar.monthrange(year, month + 1)[1])
     return int(now.replace(year=year, month=month + 1, day=day).timestamp())
+
+
+def _numeric_day(value: str) -> int | None:
+    """VALUE, a day or a month in numbers, year first ("2026-1-5", "2026/01/05",
+    "2026.1.5"; "2026-11" for its first day), as the Unix time of its 00:00 UTC; None for
+    any other numbers (a day before its month is read one way in one country and the
+    other way in the next) and for a day the calendar has not."""
+    from datetime import UTC, datetime
+
+    found = re.fullmatch(r"(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?", value)
+    if found is None:
+        return None
+    try:
+        day = datetime(int(found[1]), int(found[2]), int(found[3] or 1), tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(day.timestamp())
 
 
 def _iso_time(value: str) -> int | None:

@@ -125,6 +125,24 @@ def test_days_and_counts_a_memory_cannot_have_are_usage_errors(
     assert cli("learned", "--since", "1 week ago", repo=memory_repo).returncode == 0
 
 
+def test_a_date_in_numbers_git_would_misread_is_refused(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """git reads numbers it cannot place as some day of this month or year: `--since -5`
+    as the 5th, `--since 2026-11` as 11 November, `--since 99999-01-01` as 1 January of
+    this year, and `learned` listed what came after that day under the date the user
+    gave. A day or a month year first is read as its calendar says; other numbers are
+    refused with what to give."""
+    for value in ("-5", "99999-01-01", "11/29/2026", "29.11.2026"):
+        done = cli("learned", "--since", value, repo=memory_repo)
+        assert done.returncode == 2 and "is no date git understands" in done.stderr, value
+    git = MemoryGit(memory_repo)
+    assert (
+        git.git_time("2026-11") == git.git_time("2026-11-01") == 1793491200
+    )  # 2026-11-01 00:00 UTC
+    assert git.git_time("2026/11/29") == git.git_time("2026-11-29")
+    assert git.git_time("2026-13") is None
+    assert cli("learned", "--since", "2026-11", repo=memory_repo).returncode == 0
+
+
 def test_a_query_beside_a_batch_is_refused_not_dropped(
     memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
 ) -> None:
