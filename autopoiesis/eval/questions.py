@@ -7,7 +7,8 @@ JSONL, one object a line (every key optional but `question`, or `stale` alone)::
      "evidence": ["raw/conversations/2026/03/02/0900-s1-pool.md:14", "we use HikariCP"],
      "stale": ["PgBouncer in transaction mode"]}
 
-`answer_pattern` is a Python regex, matched case-insensitively against a context's text;
+`answer_pattern` is a regex in RE2's syntax (Python's, without backreferences or
+lookaround), matched case-insensitively against a context's text in linear time;
 a question with an `answer` but no pattern gets the pattern `answer_pattern_of` derives
 from it. `kind` (lexical, paraphrase, temporal, preference, ... any name) and `project`
 (a project's slug) group the figures. A key the loader does not know is reported as a
@@ -31,15 +32,18 @@ form: a date in the answer ("7 May 2023", "May 2023") also counts as its ISO for
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autopoiesis.errors import QuestionSetError
 from autopoiesis.eval.knowledge_recall import answer_words
+from autopoiesis.formats.topic_trigger import check_regex, re2_options
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 JSONL_KEYS = (
@@ -73,11 +77,28 @@ class Question:
         see `_ADDRESSES`)? None without a pattern."""
         if self.answer_pattern is None:
             return None
-        return _compiled(self.answer_pattern).search(_ADDRESSES.sub(" ", text)) is not None
+        said = _ADDRESSES.sub(" ", text)
+        return _matcher(self.answer_pattern)(said.encode("utf-8", "replace").decode())
 
 
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+@functools.lru_cache(maxsize=1024)
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a text holds PATTERN, case-insensitively. A question set's own pattern runs
+    on RE2, in time linear in the context: on Python's backtracking engine `(a+)+$`
+    against a context with a long run of a's never ended, and neither did the eval
+    (`_pattern` refuses at load what RE2 cannot run). The one kind RE2 refuses that is
+    matched here is the derived pattern (`answer_pattern_of`), whose lookaheads of escaped
+    words, one scan each, cannot backtrack."""
+    import re2
+
+    options = re2_options()
+    options.case_sensitive = False
+    try:
+        linear = re2.compile(pattern, options)
+    except re2.error:
+        derived = re.compile(pattern, re.IGNORECASE)
+        return lambda text: derived.search(text) is not None
+    return lambda text: linear.search(text) is not None
 
 
 # What a compiled context says where something is, not what: a section's label (its file
@@ -215,12 +236,9 @@ def _pattern(row: dict[str, Any], answer: str | None, where: str) -> str | None:
         return answer_pattern_of(answer) if answer else None
     if not isinstance(pattern, str) or not pattern.strip():
         raise QuestionSetError(f"{where}: 'answer_pattern' must be a non-empty string (a regex).")
-    try:
-        _compiled(pattern)
-    except re.error as exc:
-        raise QuestionSetError(
-            f"{where}: 'answer_pattern' is not a valid Python regex ({exc}): {pattern!r}"
-        ) from None
+    problem = check_regex(pattern)  # RE2 runs it (`_matcher`), so no pattern can hang eval
+    if problem:
+        raise QuestionSetError(f"{where}: 'answer_pattern' {problem}: {pattern!r}")
     return pattern
 
 

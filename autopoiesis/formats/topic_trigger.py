@@ -229,6 +229,8 @@ def check_regex(pattern: str) -> str | None:
 
     try:
         re2.compile(pattern, re2_options())
+    except UnicodeEncodeError:  # RE2 reads UTF-8: a lone surrogate ("\\ud800") has none
+        return "holds a character that is no Unicode text (a lone surrogate); remove it"
     except re2.error as exc:
         msg = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         try:

@@ -312,3 +312,32 @@ def test_an_answer_met_only_in_the_contexts_notes_of_what_it_left_out_is_no_answ
     for other in ("[\u2026 truncated: 22 more bytes in knowledge/x.md]", "[\u2026]"):
         assert not node.answer_in(f"{shown}\n{other}")
     assert node.answer_in(f"{shown}\n- 2026-01-30: Run the project with Node 22.")
+
+
+def test_a_catastrophic_answer_pattern_cannot_hang_eval(repo: MemoryRepo, tmp_path: Path) -> None:
+    """`(a+)+$` against a context with a long run of a's backtracked for ever on Python's
+    engine, and the eval with it: a question set's patterns run on RE2 (linear time), and
+    one RE2 cannot run (lookaround, a backreference) is refused at load, with its line."""
+    from autopoiesis.eval.questions import Question
+
+    assert Question("q", answer_pattern="(a+)+$").answer_in("a" * 5000 + "!") is False
+    assert Question("q", answer_pattern="(a+)+$").answer_in("a" * 5000) is True
+    session = _write_session(
+        repo, "ses_a2", "2026-03-03T09:00:00Z", [("user", None, "aaaa " + "a" * 4000 + "!")]
+    )
+    assert session
+    rows = [{"question": "What did the user shout aaaa?", "answer_pattern": "(a+)+$"}]
+    out = CliRunner().invoke(
+        app, ["-C", str(repo.root), "eval", str(_write(tmp_path, rows)), "--budget", "8192"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "answer in context, 8192 tokens       0.000 compiled / 0.000 BM25 turns" in out.output
+    for pattern in (r"(?=.*hikari)(?=.*pool)", r"(\w)\1"):
+        bad = _write(tmp_path, [{"question": "fine"}, {"question": "q", "answer_pattern": pattern}])
+        with pytest.raises(QuestionSetError, match=r"q.jsonl:2: 'answer_pattern' uses a feature"):
+            load_questions(bad)
+    # RE2 reads UTF-8, which a lone surrogate has no form in: an error, not a traceback
+    bad = tmp_path / "surrogate.jsonl"
+    bad.write_text('{"question": "q", "answer_pattern": "x\\ud800"}\n', encoding="utf-8")
+    with pytest.raises(QuestionSetError, match=r"surrogate.jsonl:1: 'answer_pattern' holds"):
+        load_questions(bad)
