@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -242,14 +243,22 @@ def _pattern(row: dict[str, Any], answer: str | None, where: str) -> str | None:
     return pattern
 
 
+def _text_or_number(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
 def _row(row: dict[str, Any], where: str) -> Question:
     question, answer = row.get("question"), row.get("answer")
     if question is not None and (not isinstance(question, str) or not question.strip()):
         raise QuestionSetError(f"{where}: 'question' must be a non-empty string.")
-    if answer is not None and not isinstance(answer, (str, int, float)):
+    # a number stands for its digits; `true` is no answer ("True" was looked for) and
+    # NaN or Infinity, which Python's JSON reads, none either
+    if answer is not None and not _text_or_number(answer):
         raise QuestionSetError(f"{where}: 'answer' must be a string.")
     qid = row.get("id")
-    if qid is not None and not isinstance(qid, (str, int)):
+    if qid is not None and (not _text_or_number(qid) or isinstance(qid, float)):
         raise QuestionSetError(f"{where}: 'id' must be a string.")
     answer_text = None if answer is None else str(answer)
     q = Question(
@@ -297,6 +306,7 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
         )
     qs = []
     unknown: dict[str, str] = {}  # key -> where it was first seen
+    ids: dict[str, str] = {}  # id -> its line: a score is told apart by its id (`--json`)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -312,7 +322,15 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
         for key in row:
             if key not in JSONL_KEYS:
                 unknown.setdefault(key, where)
-        qs.append(_row(row, where))
+        q = _row(row, where)
+        if q.id is not None and q.id in ids:
+            raise QuestionSetError(
+                f"{where}: the id {q.id!r} is also that of {ids[q.id]}; give each question "
+                "its own id."
+            )
+        if q.id is not None:
+            ids[q.id] = where
+        qs.append(q)
     if not qs:
         raise QuestionSetError(f"{p}: no questions in it.")
     warnings = tuple(

@@ -341,3 +341,27 @@ def test_a_catastrophic_answer_pattern_cannot_hang_eval(repo: MemoryRepo, tmp_pa
     bad.write_text('{"question": "q", "answer_pattern": "x\\ud800"}\n', encoding="utf-8")
     with pytest.raises(QuestionSetError, match=r"surrogate.jsonl:1: 'answer_pattern' holds"):
         load_questions(bad)
+
+
+def test_a_duplicate_id_or_an_answer_that_is_no_text_is_an_error_naming_its_line(
+    tmp_path: Path,
+) -> None:
+    """Two questions of one id were both scored, and `--json`'s scores could not be told
+    apart; `"answer": true` was looked for as "True", `NaN` (which Python's JSON reads) as
+    "nan"."""
+    for rows, message in (
+        (
+            [{"id": "a", "question": "q"}, {"id": "a", "question": "r"}],
+            "the id 'a' is also that of .*dup.jsonl:1",
+        ),
+        ([{"id": 7, "question": "q"}, {"id": "7", "question": "r"}], "the id '7' is also"),
+        ([{"question": "q"}, {"question": "q", "answer": True}], "'answer' must be a string"),
+        ([{"question": "q"}, {"question": "q", "answer": float("nan")}], "'answer' must be"),
+        ([{"question": "q"}, {"question": "q", "id": False}], "'id' must be a string"),
+    ):
+        bad = _write(tmp_path, rows, "dup.jsonl")
+        with pytest.raises(QuestionSetError, match=f"dup.jsonl:2: {message}"):
+            load_questions(bad)
+    fine = _write(tmp_path, [{"id": 1, "question": "q", "answer": 41}, {"question": "r"}])
+    (questions,) = load_questions(fine).groups
+    assert questions[0].id == "1" and questions[0].answer == "41"
