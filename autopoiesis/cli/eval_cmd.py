@@ -56,9 +56,6 @@ def eval_cmd(
         raise fail("--budget takes a positive number of tokens, e.g. --budget 8192.", 2)
     repo = get_repo(ctx)
     qs = load_questions(questions)
-    if not quiet:
-        for warning in qs.warnings:
-            typer.echo(f"warning: {warning}", err=True)
     with progress_bar("scoring", "questions", quiet=quiet) as progress:
         report = evaluate(
             repo,
@@ -70,6 +67,9 @@ def eval_cmd(
             include_archive=archive,
             progress=progress,
         )
+    if not quiet:  # the question set's, and what in it names nothing of the memory
+        for warning in report.warnings:
+            typer.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json(report.as_dict())
         return

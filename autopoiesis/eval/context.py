@@ -84,6 +84,9 @@ class Evidence:
     # each evidence turn as a citation names it: ({transcript path, session ref}, minute)
     cited_as: tuple[tuple[frozenset[str], str], ...] = ()
     content: frozenset[str] = frozenset()
+    # why a `path:line` item names no lines of the repo (it is read as text then, which
+    # no context holds): a mistake the figures alone would hide as a miss
+    problem: str | None = None
 
 
 def _cited_as(turn: Turn) -> tuple[frozenset[str], str]:
@@ -103,14 +106,21 @@ def resolve(
 ) -> Evidence:
     """ITEM (a `path:line[-end]` of the repo, or text) as the places that hold it."""
     m = _LOCATION_RE.match(item.strip())
+    problem = None
     if m:
         try:  # a path outside the repo is no evidence of it
             inside = repo.resolve_inside(m["path"]).is_file()
         except AutopoiesisError:
-            inside = False
-        if inside:
-            path, start = m["path"], int(m["start"])
-            end = max(start, int(m["end"] or start))
+            inside, problem = False, "names a path outside the memory repo"
+        path, start = m["path"], int(m["start"])
+        end = max(start, int(m["end"] or start))
+        held = cache.lines(repo, path) if inside else []
+        lines = len(held) - (held[-1:] == [""])  # the text after a last newline is no line
+        if problem is None and not inside:
+            problem = f"names no file of the memory repo ({path})"
+        elif problem is None and not 0 < start <= lines:
+            problem = f"names line {start}, and {path} has lines 1 to {lines}"
+        if problem is None:
             hit = [
                 t for t in turns if t.path == path and t.unit.start <= end and start <= t.unit.end
             ]
@@ -129,7 +139,7 @@ def resolve(
                 cited_as=tuple(_cited_as(t) for t in hit),
                 content=content,
             )
-    return Evidence((), item, content=content)
+    return Evidence((), item, content=content, problem=problem)
 
 
 def _lines_holding(unit: Unit, want: str) -> tuple[int, int]:

@@ -229,6 +229,7 @@ def _score_context(
         for q in asked
         if q.evidence or q.answer_pattern is not None
     ]
+    report.warnings += _mistakes(target, scored)
     baseline = TurnBaseline(turns)
     pipe = WatcherPipeline(target, log_decisions=False, persist_steering=False)
     try:
@@ -244,6 +245,37 @@ def _score_context(
     for row in report.budgets:
         done = scorer.compiled[row.budget]
         row.compiled_tokens = scorer.tokens[row.budget] / done if done else 0.0
+
+
+def _mistakes(
+    target: MemoryRepo, scored: Sequence[tuple[Question, Sequence[Evidence]]]
+) -> list[str]:
+    """What in the question set names nothing of TARGET, which the figures would only
+    show as misses: an evidence `path:line` of no file or line of it, a `project` it does
+    not have (the question is then compiled with no current project's files)."""
+    from autopoiesis.core.project import project_slug
+    from autopoiesis.index.projects import memory_has_project
+
+    out, projects = [], set()
+    for q, evs in scored:
+        where = q.where or (f"question {q.id}" if q.id else q.question or "")
+        out += [
+            f"{where}: evidence {e!r} {ev.problem}; it is looked for as text. Give a "
+            "`path:line` of the repo (`git ls-files raw/`), or the turn's words."
+            for e, ev in zip(q.evidence, evs)
+            if ev.problem
+        ]
+        if q.project and q.project not in projects:
+            projects.add(q.project)
+            slug = project_slug(q.project)
+            if not slug or not memory_has_project(target, slug):
+                out.append(
+                    f"{where}: project {q.project!r} is none of this memory's (no "
+                    f"knowledge/projects/{slug or q.project}/, no file of it indexed), so its "
+                    "questions are compiled with no current project; `ls "
+                    "knowledge/projects/` lists the projects."
+                )
+    return out
 
 
 class _ContextScorer:

@@ -38,7 +38,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,8 @@ class Question:
     project: str | None = None
     # the regex the context's text must match (case-insensitive); None: not scored
     answer_pattern: str | None = None
+    # where the question set has it (`file:line`), for what a warning about it names
+    where: str | None = field(default=None, compare=False)
 
     def answer_in(self, text: str) -> bool | None:
         """Does TEXT hold the answer (its pattern matches what it says, not its addresses:
@@ -271,6 +273,7 @@ def _row(row: dict[str, Any], where: str) -> Question:
         kind=_name(row, "kind", where),
         project=_name(row, "project", where),
         answer_pattern=_pattern(row, answer_text, where),
+        where=where,
     )
     if q.question is None and not q.stale:
         raise QuestionSetError(f"{where}: give a 'question' (or only 'stale' facts).")

@@ -365,3 +365,30 @@ def test_a_duplicate_id_or_an_answer_that_is_no_text_is_an_error_naming_its_line
     fine = _write(tmp_path, [{"id": 1, "question": "q", "answer": 41}, {"question": "r"}])
     (questions,) = load_questions(fine).groups
     assert questions[0].id == "1" and questions[0].answer == "41"
+
+
+def test_evidence_or_a_project_that_names_nothing_of_the_memory_is_warned_of(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A `path:line` of no file, outside the repo or past its end, and a project the memory
+    does not have, were scored as misses without a word: the user's typo read as the
+    memory's failure."""
+    (turns,) = [p for p in repo.iter_markdown("raw/conversations")]
+    rel, length = repo.rel(turns), len(turns.read_text(encoding="utf-8").splitlines())
+    rows = [
+        {"question": "Which pool?", "evidence": [f"{rel}:3"], "project": "billing"},
+        {"question": "Which pool?", "evidence": ["raw/conversations/nope.md:3"]},
+        {"question": "Which pool?", "evidence": ["../../etc/passwd.md:1"]},
+        {"question": "Which pool?", "evidence": [f"{rel}:{length + 1}"]},
+        {"question": "Which pool?", "answer": "HikariCP", "project": "nowhere"},
+    ]
+    out = CliRunner().invoke(
+        app, ["-C", str(repo.root), "eval", str(_write(tmp_path, rows)), "--budget", "4096"]
+    )
+    assert out.exit_code == 0, out.output
+    warned = [line for line in out.stderr.splitlines() if line.startswith("warning: ")]
+    assert [w.split(": ")[1].rsplit(":", 1)[1] for w in warned] == ["2", "3", "4", "5"], warned
+    assert "names no file of the memory repo (raw/conversations/nope.md)" in warned[0]
+    assert "names a path outside the memory repo" in warned[1]
+    assert f"names line {length + 1}, and {rel} has lines 1 to {length}" in warned[2]
+    assert "project 'nowhere' is none of this memory's" in warned[3]
