@@ -129,9 +129,26 @@ def _show_warning(
     typer.echo(f"warning: {message}", err=True)
 
 
+def _show_what_the_output_can_hold() -> None:
+    """An output whose encoding cannot hold every character (PYTHONIOENCODING=latin-1, a
+    legacy 8-bit locale) shows the ones it cannot as `?`: memory content and messages are
+    Unicode (an arrow, a dash, a name), and one character the terminal lacks must not stop
+    a command half-way through its output with a UnicodeEncodeError. A UTF-8 output holds
+    them all and is left as it is."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if codecs.lookup(stream.encoding).name != "utf-8" and stream.errors == "strict":
+                stream.reconfigure(errors="replace")
+        except (AttributeError, LookupError, TypeError, ValueError):
+            continue  # closed, replaced by a caller, or no text stream: written as it is
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     warnings.showwarning = _show_warning
+    _show_what_the_output_can_hold()
     try:
         app_for(register(args), args)(args=args, prog_name="autopoiesis")
     except AutopoiesisError as exc:
