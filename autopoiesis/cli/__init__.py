@@ -145,12 +145,32 @@ def _show_what_the_output_can_hold() -> None:
             continue  # closed, replaced by a caller, or no text stream: written as it is
 
 
+def _while_handling(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether EXC was raised while a KIND was being handled."""
+    seen = exc.__context__
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     warnings.showwarning = _show_warning
     _show_what_the_output_can_hold()
     try:
-        app_for(register(args), args)(args=args, prog_name="autopoiesis")
+        try:
+            app_for(register(args), args)(args=args, prog_name="autopoiesis")
+        except SystemExit as exc:
+            # click ends a command Ctrl-C stopped with a silent exit 130, and one whose
+            # reader went away (`| head`) with a silent exit 1: raised again as what they
+            # were, for the handlers below
+            if exc.code == 130 and _while_handling(exc, KeyboardInterrupt):
+                raise KeyboardInterrupt from None
+            if exc.code == 1 and _while_handling(exc, BrokenPipeError):
+                raise BrokenPipeError from None
+            raise
     except AutopoiesisError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

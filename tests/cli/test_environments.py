@@ -1,10 +1,17 @@
 """The CLI in the environments a real machine gives it: an output that cannot hold every
-character, ... Each gets a message saying what to do, never a traceback."""
+character, Ctrl-C in the middle of a command, a reader that goes away early. Each gets a
+message saying what happened (or, for the reader, nothing), never a traceback."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
 from autopoiesis.core.paths import MemoryRepo
-from tests.conftest import Cli
+from tests.conftest import PROJECT_ROOT, Cli
 
 
 def test_an_output_that_cannot_hold_a_character_shows_a_question_mark(
@@ -20,3 +27,48 @@ def test_an_output_that_cannot_hold_a_character_shows_a_question_mark(
             process=True, text=False)  # fmt: skip
     assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr
     assert b"fetch ? build ? ship" in r.stdout
+
+
+def _process(repo: MemoryRepo, *args: str, **popen: Any) -> subprocess.Popen:
+    """`autopoiesis -C REPO ARGS` as its own process, run from this checkout."""
+    env = {
+        **os.environ,
+        "AUTOPOIESIS_NO_DAEMON": "1",
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")])
+        ),
+    }
+    command = [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), *args]
+    return subprocess.Popen(command, env=env, **popen)
+
+
+def test_ctrl_c_in_a_command_says_interrupted_and_exits_130(memory_repo: MemoryRepo) -> None:
+    """Ctrl-C in the middle of a command: click turned it into a silent exit 130, so the
+    user saw the command stop with no word of why."""
+    proc = _process(
+        memory_repo, "watch", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("deploy the service\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline()  # its answer to the first message: it is in its loop
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "interrupted\n", err
+
+
+def test_a_reader_gone_early_ends_the_command_quietly_and_well(
+    memory_repo: MemoryRepo,
+) -> None:
+    """`autopoiesis search x | head -0`: the reader went away before the first line. click
+    ended the command with exit 1 (failing a `set -o pipefail` script); a reader that has
+    read all it wants is no failure of the command, as the CLI's own handler says."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = _process(memory_repo, "search", "memory", stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in err, err
