@@ -38,7 +38,8 @@ for their message and for programs that use the library):
     ├── HookPayloadError
     ├── KnowledgeFileError *
     ├── InvalidArgumentError
-    └── QuestionSetError
+    ├── QuestionSetError
+    └── ProgramNotFoundError
 """
 
 from __future__ import annotations
@@ -199,3 +200,14 @@ class InvalidArgumentError(AutopoiesisError):
 
 class QuestionSetError(AutopoiesisError):
     """An evaluation's question set cannot be read (not LoCoMo JSON, a bad JSONL line, ...)."""
+
+
+class ProgramNotFoundError(AutopoiesisError):
+    """A program autopoiesis runs (git above all) is not installed, or not on PATH."""
+
+    def __init__(self, program: str):
+        super().__init__(
+            f"{program} is not installed, or not on PATH: install it (or add the folder that "
+            "holds it to PATH), then run this again."
+        )
+        self.program = program

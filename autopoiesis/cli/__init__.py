@@ -7,6 +7,7 @@ need lazily so `autopoiesis --help` stays fast.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import warnings
 from typing import Any
@@ -17,7 +18,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
 
-from autopoiesis.errors import AutopoiesisError
+from autopoiesis.errors import AutopoiesisError, ProgramNotFoundError
 from autopoiesis.fastpath.lean_cli import app_for, invoked_command
 
 _APP_SETTINGS: dict = {
@@ -136,13 +137,16 @@ def _show_what_the_output_can_hold() -> None:
     a command half-way through its output with a UnicodeEncodeError. A UTF-8 output holds
     them all and is left as it is."""
     import codecs
+    import io
 
     for stream in (sys.stdout, sys.stderr):
+        if not isinstance(stream, io.TextIOWrapper):
+            continue  # closed (None), or replaced by a caller: written as it is
         try:
             if codecs.lookup(stream.encoding).name != "utf-8" and stream.errors == "strict":
                 stream.reconfigure(errors="replace")
         except (AttributeError, LookupError, TypeError, ValueError):
-            continue  # closed, replaced by a caller, or no text stream: written as it is
+            continue  # an encoding Python does not know, a stream closed meanwhile
 
 
 def _while_handling(exc: BaseException, kind: type[BaseException]) -> bool:
@@ -153,6 +157,22 @@ def _while_handling(exc: BaseException, kind: type[BaseException]) -> bool:
             return True
         seen = seen.__context__
     return False
+
+
+def _program_not_found(exc: OSError) -> str | None:
+    """The program EXC says could not be started (git, where PATH has none), or None: a
+    FileNotFoundError raised where subprocess starts a program (the same error for a
+    missing file or working folder names that, not a program)."""
+    import subprocess
+    import traceback
+
+    if not isinstance(exc, FileNotFoundError) or not isinstance(exc.filename, str):
+        return None
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or frames[-1].filename != subprocess.__file__:
+        return None
+    program = exc.filename
+    return program if os.sep not in program and shutil.which(program) is None else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -180,6 +200,10 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except OSError as exc:
+        missing = _program_not_found(exc)
+        if missing is not None:
+            typer.echo(f"error: {ProgramNotFoundError(missing)}", err=True)
+            sys.exit(1)
         # the file system refused (a path that cannot exist, no permission, a full disk):
         # the user's environment, not a bug, so a message rather than a traceback
         where = f" ({exc.filename})" if exc.filename else ""

@@ -30,6 +30,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import time
 import warnings
@@ -45,7 +46,7 @@ from autopoiesis.core.paths import (
     MemoryRepo,
     atomic_write,
 )
-from autopoiesis.errors import GitError
+from autopoiesis.errors import GitError, ProgramNotFoundError
 from autopoiesis.formats.commit_message import generate_commit_message
 from autopoiesis.git import runner
 from autopoiesis.git.processes import alive as _alive
@@ -339,7 +340,12 @@ class GitCore:
         process's environment whole, so the repository variables of a git that started
         this process are pinned to this repo's own (runner.pinned_repository_vars)."""
         if self._gitpython is None:
-            import git
+            try:
+                import git
+            except ImportError as exc:  # GitPython looks for the git program as it loads
+                if shutil.which("git") is None:
+                    raise ProgramNotFoundError("git") from exc
+                raise
 
             repo = git.Repo(self.root)
             repo.git.update_environment(**runner.pinned_repository_vars(self.root))

@@ -1,5 +1,5 @@
 """The CLI in the environments a real machine gives it: an output that cannot hold every
-character, Ctrl-C in the middle of a command, a reader that goes away early. Each gets a
+character, Ctrl-C in the middle of a command, a reader that goes away early, no git on PATH. Each gets a
 message saying what happened (or, for the reader, nothing), never a traceback."""
 
 from __future__ import annotations
@@ -8,7 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from autopoiesis.core.paths import MemoryRepo
 from tests.conftest import PROJECT_ROOT, Cli
@@ -72,3 +75,21 @@ def test_a_reader_gone_early_ends_the_command_quietly_and_well(
         os.close(write_end)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("command", [["verify"], ["explore", "list"]])
+def test_git_missing_from_path_is_named_with_what_to_do(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path, command: list[str]
+) -> None:
+    """No git on PATH: `verify` (git run by autopoiesis itself) said "No such file or
+    directory (git). Check the path and its permissions, and the free disk space.", and
+    `explore list` (GitPython, which looks for git as it loads) died with an ImportError
+    traceback. Both now say git is missing and what to do."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    r = cli(*command, repo=memory_repo, env={"PATH": str(empty)}, process=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr == (
+        "error: git is not installed, or not on PATH: install it (or add the folder that holds "
+        "it to PATH), then run this again.\n"
+    )
