@@ -35,7 +35,20 @@ def stdin_text(what: str, *, otherwise: str = "", exit_code: int = 1) -> TextIO:
     (and OTHERWISE, what else the user may do)."""
     if sys.stdin is None:
         raise StdinClosedError(what, otherwise=otherwise, exit_code=exit_code)
+    if what and sys.stderr is not None and _is_terminal(sys.stdin):
+        # run by hand with nothing piped in, the command waits on the terminal: say so,
+        # or it looks hung
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"reading {what} from the terminal; end with Ctrl-D\n")
+            sys.stderr.flush()
     return sys.stdin
+
+
+def _is_terminal(stream: IO[Any]) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def stdin_bytes(what: str, *, otherwise: str = "", exit_code: int = 1) -> BinaryIO:

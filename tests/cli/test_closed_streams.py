@@ -98,3 +98,44 @@ def test_stderr_closed_is_no_crash(memory_repo: MemoryRepo) -> None:
     closed one is not one. It died there (exit 1, its traceback lost with stderr)."""
     r = _run(memory_repo, "index rebuild", "2>&-")
     assert r.returncode == 0 and r.stdout.startswith("indexed ")
+
+
+def test_a_command_reading_a_terminal_says_so_and_ends_at_ctrl_d(memory_repo: MemoryRepo) -> None:
+    """`autopoiesis capture` typed at a shell with nothing piped in waited on the terminal
+    without a word, and looked hung. On a terminal it now says what it reads and that
+    Ctrl-D ends it; Ctrl-D (an empty read) ends it as an empty stream does."""
+    import pty
+
+    main, side = pty.openpty()
+    env = {
+        **os.environ,
+        "AUTOPOIESIS_NO_DAEMON": "1",
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")])
+        ),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-m", "autopoiesis", "-C", str(memory_repo.root), "capture"],
+        stdin=side,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    os.close(side)
+    try:
+        os.write(main, b"\x04")  # Ctrl-D at the start of a line: the terminal's end of input
+        _, err = proc.communicate(timeout=120)
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    hint, *_ = err.splitlines()  # said before it reads anything
+    assert "reading the events" in hint and "end with Ctrl-D" in hint, err
+    assert "captured 0 of 0 events" in err and "Traceback" not in err
+
+
+def test_a_pipe_gets_no_terminal_hint(memory_repo: MemoryRepo) -> None:
+    r = _run(memory_repo, "capture", "")
+    assert r.returncode == 0 and "Ctrl-D" not in r.stderr, r.stderr
