@@ -192,7 +192,35 @@ class ConversationCapture:
                 "it again."
             )
         started = event_time(session.started, "started", session=sid)
-        existing = find_transcripts(self.repo, sid, started) or find_transcripts(self.repo, sid)
+        # the session's lock first, then whether it exists: asked before the lock, the
+        # answer could be stale by the time the lock is ours (another capture of the id
+        # started, ended and committed in between) and a second transcript of one session
+        # was written, which no commit admits (git/admission)
+        lock = session_lock(self.repo, sid)
+        try:
+            if not lock.acquire(timeout=0):
+                live = self._transcripts_of(sid, started)
+                where = f" in {self.repo.rel(live[0])}" if live else ""
+                raise CaptureError(
+                    f"session {sid} is being captured{where} by another capture process; send "
+                    "its events to that capture, or start a new session_id."
+                )
+        except OSError as exc:
+            raise CaptureError(
+                f"cannot take the lock of session {sid} ({_why(exc)}); nothing was written."
+            ) from None
+        try:
+            return self._start_locked(session, given, sid, started, lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    def _start_locked(
+        self, session: Session, given: str, sid: str, started: datetime, lock: FileLock
+    ) -> Path:
+        """The rest of on_session_start, with the session's LOCK held (released by the
+        caller when this raises)."""
+        existing = self._transcripts_of(sid, started)
         if existing and _is_open(existing[0]):
             raise CaptureError(
                 f"session {sid} is being captured in {self.repo.rel(existing[0])} (its "
@@ -228,16 +256,6 @@ class ConversationCapture:
         # everything is rendered before the file exists: a session that fails to start
         # leaves nothing behind that would block its id
         data = tf.encode(tf.render_preamble(meta, tf.title_from_slug(slug, sid)))
-        lock = session_lock(self.repo, sid)
-        try:
-            if not lock.acquire(timeout=0):
-                raise CaptureError(
-                    f"session {sid} is open in another capture process; use a new session_id."
-                )
-        except OSError as exc:
-            raise CaptureError(
-                f"cannot take the lock of session {sid} ({_why(exc)}); nothing was written."
-            ) from None
         fd = -1
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -249,7 +267,6 @@ class ConversationCapture:
             if fd >= 0:
                 os.close(fd)
                 path.unlink(missing_ok=True)
-            lock.release()
             if isinstance(exc, FileExistsError):
                 raise CaptureError(
                     f"{rel} already exists; session {sid} cannot be started twice."
@@ -274,6 +291,10 @@ class ConversationCapture:
             size=len(data),
         )
         return path
+
+    def _transcripts_of(self, sid: str, started: datetime) -> list[Path]:
+        """The transcripts of session SID on disk (in STARTED's day folder first)."""
+        return find_transcripts(self.repo, sid, started) or find_transcripts(self.repo, sid)
 
     def _get(self, session: Session | str) -> _OpenTranscript:
         sid = session if isinstance(session, str) else session.id

@@ -1009,3 +1009,33 @@ def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli)
         in doctor.stdout
     )
     assert "0910-live" not in doctor.stdout
+
+
+def test_a_session_started_twice_at_once_is_filed_once(
+    memory_repo: MemoryRepo, git, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two captures of one session id starting at once: the second asked whether the
+    session existed before it took the session's lock, and the first ran whole in
+    between (started, ended, committed), so the second wrote a second transcript of the
+    session, which no commit admits (it then blocked `autopoiesis commit` for every
+    transcript). The lock is taken first: the second is told the session was captured."""
+    from autopoiesis.capture import session as capture_session
+
+    when = datetime(2026, 3, 1, 9, tzinfo=UTC)
+    first, second = ConversationCapture(memory_repo), ConversationCapture(memory_repo)
+    take_lock = capture_session.session_lock
+
+    def first_runs_whole_before_the_lock(repo: MemoryRepo, sid: str):
+        monkeypatch.setattr(capture_session, "session_lock", take_lock)
+        s = Session("twice", started=when)
+        first.on_session_start(s)
+        first.on_message(s, "user", "the first capture's message")
+        assert first.on_session_end(s).commit
+        return take_lock(repo, sid)
+
+    monkeypatch.setattr(capture_session, "session_lock", first_runs_whole_before_the_lock)
+    with pytest.raises(CaptureError, match="was already captured in raw/conversations/2026/03/01"):
+        second.on_session_start(Session("twice", started=when))
+    transcripts = [p for p in memory_repo.conversations_dir.rglob("*twice*.md")]
+    assert len(transcripts) == 1
+    assert git(memory_repo.root, "status", "--porcelain", "raw").stdout.strip() == ""
