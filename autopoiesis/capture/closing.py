@@ -254,8 +254,16 @@ def _recover_one(repo: MemoryRepo, path: Path, *, commit: bool) -> ClosedSession
     if not lock.acquire(timeout=0):
         return None  # a live capture owns it
     try:
-        if not path.exists():
+        # read again, now that no capture can change it: read before the lock was ours,
+        # it may have been open then and been closed and committed since, under the same
+        # name (a session that ended as this recovery looked), and a closed transcript
+        # was "recovered" into an error and a warning that it was left as it was
+        try:
+            meta = tf.parse_meta(tf.decode(path.read_bytes(), rel), rel)
+        except FileNotFoundError:
             return None
+        if meta.status != "open" and rel in git.ls_tree(repo.root, "HEAD", [rel]):
+            return None  # committed meanwhile
         if meta.status == "open":
             # a leftover of a crash between writing the final file and removing the open one
             closed = [p for p in find_transcripts(repo, meta.session_id, meta.started) if p != path]

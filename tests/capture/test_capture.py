@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -1039,3 +1040,34 @@ def test_a_session_started_twice_at_once_is_filed_once(
     transcripts = [p for p in memory_repo.conversations_dir.rglob("*twice*.md")]
     assert len(transcripts) == 1
     assert git(memory_repo.root, "status", "--porcelain", "raw").stdout.strip() == ""
+
+
+def test_recovery_passes_over_a_session_that_ends_as_it_looks(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A capture starting (its recovery) while another capture's session ended: recovery
+    read the transcript open, took its lock once the live capture had closed and
+    committed it under the same name, and tried to close it again: a warning said the
+    transcript "could not be recovered ... it is left as it is", of one properly kept.
+    Read again under the lock, it is passed over."""
+    from autopoiesis.capture import closing
+
+    live = ConversationCapture(memory_repo)
+    s = Session("ends", started=datetime(2026, 3, 1, 9, tzinfo=UTC))
+    live.on_session_start(s)
+    live.on_message(s, "user", "!!!")  # no words: the closed transcript keeps its name
+    take_lock = closing.session_lock
+    ended = []
+
+    def live_session_ends_first(repo: MemoryRepo, sid: str):
+        monkeypatch.setattr(closing, "session_lock", take_lock)
+        ended.append(live.on_session_end(s))
+        return take_lock(repo, sid)
+
+    monkeypatch.setattr(closing, "session_lock", live_session_ends_first)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert recover_abandoned(memory_repo) == []
+    assert [str(w.message) for w in said] == []
+    assert ended[0] is not None and ended[0].commit
+    assert ended[0].path == "raw/conversations/2026/03/01/0900-ends.md"
