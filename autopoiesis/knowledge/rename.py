@@ -145,27 +145,30 @@ def move_note(
     # before anything is written: in a merge or rebase, a conflicted note would be
     # rewritten with its conflict markers, and no commit could be made
     git.refuse_during_operation()
-    notes = _notes(repo)
-    before = _by_name(notes)
-    after = _by_name([new if p == old else p for p in notes])
-    new_key = link_key(new)
-    new_name = file_keys(new)[0]
-    bare = new_name if len(after.get(new_name, ())) == 1 else new_key
-    texts: dict[str, str] = {}
-    renamed: dict[str, str] = {}
-    for path in notes:
-        try:
-            text = (repo.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # unreadable (a locked private note): its links stay as they are
-        found = parse_links(text)
-        if not found:
-            continue
-        texts[path] = text
-        for link in found:
-            if resolve(link.key, before) == old:
-                renamed[link.key] = bare if "/" not in link.key else new_key
+    # the notes are read under the writer's lock too: read before it, a note another
+    # writer changed in between (an extraction's entry appended to a note that links
+    # here) was written back as it was read, and that entry was lost
     with repo.lock("knowledge-writer"):
+        notes = _notes(repo)
+        before = _by_name(notes)
+        after = _by_name([new if p == old else p for p in notes])
+        new_key = link_key(new)
+        new_name = file_keys(new)[0]
+        bare = new_name if len(after.get(new_name, ())) == 1 else new_key
+        texts: dict[str, str] = {}
+        renamed: dict[str, str] = {}
+        for path in notes:
+            try:
+                text = (repo.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # unreadable (a locked private note): its links stay as they are
+            found = parse_links(text)
+            if not found:
+                continue
+            texts[path] = text
+            for link in found:
+                if resolve(link.key, before) == old:
+                    renamed[link.key] = bare if "/" not in link.key else new_key
         (repo.root / new).parent.mkdir(parents=True, exist_ok=True)
         changed: dict[str, str] = {}
         total = 0

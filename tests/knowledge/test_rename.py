@@ -219,3 +219,44 @@ def test_mv_of_a_symbolic_link_moves_nothing(memory_repo: MemoryRepo, cli, git) 
         assert done.returncode == 1 and "is a symbolic link" in done.stderr, done.stderr
         assert (memory_repo.root / "knowledge/people/ann.md").is_file()
         assert git(memory_repo, "rev-parse", "HEAD").stdout == head
+
+
+def test_an_entry_written_while_mv_starts_is_kept(
+    memory_repo: MemoryRepo, git, monkeypatch
+) -> None:
+    """Another writer (an extraction) appended an entry to a note that links to the note
+    being moved after `mv` had read the notes and before it took the writer's lock: `mv`
+    wrote that note back as it had read it, links rewritten, and the entry was lost. The
+    notes are read under the lock."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+    from autopoiesis.knowledge.rename import move_note
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n\n- Billing lead.\n")
+    _note(memory_repo, "knowledge/reference/billing.md", "# Billing\n\n## Notes\n- ask [[ann]]\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes")
+    take_lock = MemoryRepo.lock
+
+    def the_other_writer_first(repo: MemoryRepo, name: str):
+        monkeypatch.setattr(MemoryRepo, "lock", take_lock)
+        KnowledgeWriter(repo).apply(
+            [
+                KnowledgeChange(
+                    "knowledge/reference/billing.md",
+                    "append",
+                    "Notes",
+                    "Invoices close on the 5th.",
+                    Provenance("raw/a.md", datetime(2026, 3, 1, tzinfo=UTC)),
+                )
+            ]
+        )
+        return take_lock(repo, name)
+
+    monkeypatch.setattr(MemoryRepo, "lock", the_other_writer_first)
+    move_note(memory_repo, "knowledge/people/ann.md", "knowledge/people/ann-smith.md")
+    billing = git(memory_repo, "show", "HEAD:knowledge/reference/billing.md").stdout
+    assert "Invoices close on the 5th." in billing
+    assert "[[ann-smith|ann]]" in billing
