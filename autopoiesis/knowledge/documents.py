@@ -270,12 +270,14 @@ def note_written(repo: MemoryRepo, texts: Mapping[str, str], removed: Iterable[s
     journal archived already) no longer knows them from a person's own edits, which no
     command commits. `written_not_committed` gives them to the next extraction's or
     maintenance's commit; a file edited since (its text no longer the one recorded, a
-    removed one back) is the person's, and stays out."""
+    removed one back) is the person's, and stays out. Appended under the record's lock,
+    which `written_not_committed` holds while it cuts the record."""
     lines = [f"{_digest(t)} {p}\n" for p, t in texts.items()]
     lines += [f"{_REMOVED} {p}\n" for p in removed]
     if lines:
-        with open(repo.state_file("knowledge_written"), "a", encoding="utf-8") as fh:
-            fh.write("".join(lines))
+        with repo.lock("knowledge-written"):
+            with open(repo.state_file("knowledge_written"), "a", encoding="utf-8") as fh:
+                fh.write("".join(lines))
 
 
 def _digest(text: str) -> str:
@@ -284,33 +286,36 @@ def _digest(text: str) -> str:
 
 def written_not_committed(repo: MemoryRepo) -> list[str]:
     """The files `note_written` recorded that still hold the text it recorded and differ
-    from the last commit; the record is cut to them."""
+    from the last commit; the record is cut to them, under its lock: a record another
+    writer appended between the read and the cut was lost with it, and what that run
+    wrote, were it killed before its commit, was left uncommitted for good."""
     from autopoiesis.git.runner import status
 
     record = repo.state_file("knowledge_written", create=False)
-    try:
-        lines = record.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    noted: dict[str, str] = {}
-    for line in lines:  # the last record of a path is what it was written with last
-        digest, _, path = line.partition(" ")
-        if path:
-            noted[path] = digest
-    if not noted:
-        return []
-    changed = {e.path for e in status(repo.root, sorted(noted)).entries}
-    left = []
-    for path in sorted(noted.keys() & changed):
-        if noted[path] == _REMOVED:
-            if not (repo.root / path).exists():
-                left.append(path)
-            continue
+    with repo.lock("knowledge-written"):
         try:
-            text = (repo.root / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # deleted since, or no longer the writer's text
-        if _digest(text) == noted[path]:
-            left.append(path)
-    atomic_write(record, "".join(f"{noted[p]} {p}\n" for p in left))
+            lines = record.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        noted: dict[str, str] = {}
+        for line in lines:  # the last record of a path is what it was written with last
+            digest, _, path = line.partition(" ")
+            if path:
+                noted[path] = digest
+        if not noted:
+            return []
+        changed = {e.path for e in status(repo.root, sorted(noted)).entries}
+        left = []
+        for path in sorted(noted.keys() & changed):
+            if noted[path] == _REMOVED:
+                if not (repo.root / path).exists():
+                    left.append(path)
+                continue
+            try:
+                text = (repo.root / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # deleted since, or no longer the writer's text
+            if _digest(text) == noted[path]:
+                left.append(path)
+        atomic_write(record, "".join(f"{noted[p]} {p}\n" for p in left))
     return left

@@ -895,3 +895,39 @@ def test_a_second_weekly_rollup_brings_back_nothing_the_cap_archived(
     kept, archived = ids("knowledge/memory/MEMORY.md"), ids("archive/memory/MEMORY.md")
     assert kept and archived and not kept & archived
     assert len(kept | archived) == 6
+
+
+def test_a_write_recorded_while_the_record_is_cut_is_kept(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record of what the writers wrote and did not commit yet is cut to what is
+    still uncommitted by the next commit that reads it: a write another run recorded
+    between that read and the cut was dropped with it, so had that run been killed
+    before its commit, its file was never committed nor reported. The other writer
+    records under the record's lock, which the cut holds; it waits for the cut."""
+    from autopoiesis.git import runner
+    from autopoiesis.knowledge.documents import note_written, written_not_committed
+
+    other = "knowledge/journal/2025-06-03.md"
+    (memory_repo.root / other).parent.mkdir(parents=True, exist_ok=True)
+    (memory_repo.root / other).write_text("# the other run's\n", encoding="utf-8")
+    status = runner.status
+    waiting = []
+
+    def the_other_run_records_meanwhile(*args, **kwargs):
+        monkeypatch.setattr(runner, "status", status)
+        lock = memory_repo.lock("knowledge-written")
+        if lock.acquire(timeout=0):  # free: the other run records now
+            lock.release()
+            note_written(memory_repo, {other: "# the other run's\n"})
+        else:  # held by the cut: the other run waits for it
+            waiting.append(other)
+        return status(*args, **kwargs)
+
+    note_written(memory_repo, {"knowledge/journal/2025-06-04.md": "# not written after all\n"})
+    monkeypatch.setattr(runner, "status", the_other_run_records_meanwhile)
+    assert written_not_committed(memory_repo) == []
+    for path in waiting:
+        note_written(memory_repo, {path: "# the other run's\n"})
+    # the other run was killed before its commit: the next commit takes its file
+    assert written_not_committed(memory_repo) == [other]
