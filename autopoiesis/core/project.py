@@ -76,11 +76,16 @@ def current_folder() -> str | None:
 def project_of(path: str | os.PathLike[str]) -> Project | None:
     """The project of PATH (a folder or a file in one), or None when PATH is in no git
     repository or its repository's name slugs to nothing. Symbolic links are followed: a
-    repository reached through a link is the same one. A path holding a NUL byte (a hook's
-    `cwd` a broken harness sent) is no folder, so in no repository."""
-    if "\x00" in os.fsdecode(path):
+    repository reached through a link is the same one. A path no folder can have (a hook's
+    `cwd` a broken harness sent: a NUL byte, a lone surrogate of a JSON `\\ud800` that no
+    file name can be written with, past the system's length for a path) is in no
+    repository: a prompt's context is compiled without a project, not lost."""
+    try:
+        if "\x00" in os.fsdecode(path):
+            return None
+        found = git_entry(Path(os.path.realpath(path)))
+    except (OSError, ValueError):  # ENAMETOOLONG, ELOOP; UnicodeEncodeError is a ValueError
         return None
-    found = git_entry(Path(os.path.realpath(path)))
     if found is None:
         return None
     top, dot_git = found

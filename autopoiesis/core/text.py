@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 # A sentence that states a change of something said before ("use pnpm instead", "no
 # longer", "switched to", "make it 3 now"): the compiler's cue for a later statement that
@@ -118,6 +119,20 @@ def utf8_safe(text: str) -> str:
     if is_utf8(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def utf8_safe_values(value: Any) -> Any:
+    """VALUE as JSON decoded it (a hook's payload, an MCP tool's arguments) with each
+    string, key and value, made writable as UTF-8 (`utf8_safe`): a JSON `\\ud83d` escape
+    without its pair decodes to a lone surrogate, and whatever wrote it (the reply that
+    quoted it, the hook's session registry that keeps its `cwd`) failed."""
+    if isinstance(value, str):
+        return utf8_safe(value)
+    if isinstance(value, dict):
+        return {utf8_safe_values(k): utf8_safe_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [utf8_safe_values(v) for v in value]
+    return value
 
 
 def is_utf8(text: str) -> bool:

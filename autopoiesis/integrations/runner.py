@@ -16,11 +16,12 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO, cast
 
 from autopoiesis.core.config import NUMBERS, check_number
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.streams import stdin_or_none, to_stderr, write_out
+from autopoiesis.core.text import utf8_safe_values
 from autopoiesis.errors import AutopoiesisError, HookPayloadError
 from autopoiesis.git.locate import locate_repo
 from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
@@ -82,7 +83,9 @@ def read_payload(stdin: BinaryIO | None, argument: str | None = None) -> dict[st
         raise HookPayloadError(f"the payload is not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise HookPayloadError(f"the payload is a JSON {type(data).__name__}, not an object")
-    return data
+    # a `cwd` or a prompt with half a surrogate pair escaped (`\ud800`) could be read but
+    # not written: the session registry that keeps the `cwd` failed, and the context with it
+    return cast("dict[str, Any]", utf8_safe_values(data))
 
 
 def hook_budget(repo: MemoryRepo, budget: int | str | None) -> int:

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
 from autopoiesis import __version__
-from autopoiesis.core.text import utf8_safe
+from autopoiesis.core.text import utf8_safe_values
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.mcp.tools import MemoryTools
 from autopoiesis.memory import Memory
@@ -85,7 +85,7 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            return await super().call_tool(name, _writable(arguments), context)
+            return await super().call_tool(name, utf8_safe_values(arguments), context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
@@ -262,19 +262,6 @@ def _own_copy(stream: Any) -> Any:
         return os.fdopen(os.dup(stream.fileno()), "rb")
     except (AttributeError, OSError, ValueError):
         return stream
-
-
-def _writable(value: Any) -> Any:
-    """VALUE (a tool's arguments) with each string made writable as UTF-8 (`utf8_safe`): a
-    JSON `\\ud83d` escape without its pair decodes to a lone surrogate, and the reply that
-    quoted it could not be written, so the client waited for it for ever."""
-    if isinstance(value, str):
-        return utf8_safe(value)
-    if isinstance(value, dict):
-        return {k: _writable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_writable(v) for v in value]
-    return value
 
 
 def _arguments_error(tool: str, error: ValidationError) -> str:

@@ -340,3 +340,23 @@ def test_a_git_folders_files_that_are_no_regular_files_are_not_read(tmp_path: Pa
     # the config unread: named by its folder; the worktree's git folder is taken as common
     assert done.stdout.splitlines()[0].startswith("app ")
     assert done.stdout.splitlines()[1] == "wt None"
+
+
+@pytest.mark.parametrize(
+    "folder",
+    ["/tmp/a\ud800b", "/tmp/" + "a" * 5000],
+    ids=["lone-surrogate", "too-long"],
+)
+def test_a_folder_no_file_system_can_hold_is_in_no_project(tmp_path: Path, folder: str) -> None:
+    """A hook's `cwd` holding a lone surrogate (a JSON `\\ud800` escape) raised
+    UnicodeEncodeError where its repository was looked for, one too long for a path
+    "OSError: File name too long": the prompt hook and the MCP server, which ask
+    Memory.project_here, lost the whole context to it. No folder has such a path."""
+    from autopoiesis.memory import Memory
+
+    assert project_of(folder) is None
+    memory = tmp_path / "memory"
+    _repo(memory)
+    assert Memory(memory).project_here(folder) is None
+    assert project_name(folder, memory) is None
+

@@ -215,19 +215,30 @@ def test_a_log_line_past_the_cap_is_passed_over_unread(
     assert read and max(read) <= 1000  # the long line was never taken whole
 
 
-def test_a_cwd_with_a_nul_byte_is_in_no_project_and_the_prompt_still_gets_its_context(
-    memory_repo,
+@pytest.mark.parametrize(
+    "cwd",
+    [
+        "/tmp/a\x00b",
+        "/tmp/a\ud800b",  # JSON's "\\ud800": no file name can be written with it
+        "/tmp/" + "a" * 5000,  # past the system's length for a path
+    ],
+    ids=["nul", "lone-surrogate", "too-long"],
+)
+def test_a_cwd_no_folder_can_have_is_in_no_project_and_the_prompt_still_gets_its_context(
+    memory_repo, cwd: str
 ) -> None:
     """A broken harness's `cwd` holding a NUL byte raised "ValueError: embedded null byte"
     where the hook asked which repository it is in: the prompt went without any memory,
-    and the log named no payload field. It is no folder, so in no project."""
+    and the log named no payload field; one holding a lone surrogate raised
+    UnicodeEncodeError and one too long for a path "OSError: File name too long", alike.
+    It is no folder, so in no project."""
     import io
     import json
 
     from autopoiesis.integrations.runner import run_hook
     from autopoiesis.integrations.sessions import harness_log
 
-    payload = {"session_id": "s1", "cwd": "/tmp/a\x00b", "source": "startup"}
+    payload = {"session_id": "s1", "cwd": cwd, "source": "startup"}
     out = io.StringIO()
     code = run_hook(
         str(memory_repo.root),
