@@ -334,8 +334,17 @@ def remote_repository_name(url: str) -> str:
     for none). A log that records its repository's remote (Codex's session_meta, Copilot's
     `repository`) names its project so: the name, not its slug, goes to session_project,
     which reads it for secrets before it is lower-cased."""
-    tail = re.split(r"[/:\\]", url.strip().rstrip("/\\"))[-1]
+    tail = re.split(r"[/:\\]", without_query(url).rstrip("/\\"))[-1]
     return tail[:-4] if tail.endswith(".git") else tail
+
+
+def without_query(url: str) -> str:
+    """URL, stripped, without the query and fragment of a URL that has a scheme
+    (`https://host/acme/app.git?token=SECRET#main` -> `https://host/acme/app.git`): they
+    say nothing of which repository it is, and a query may carry a credential, which
+    became the project's name (`app-git-token-secret`) and the record's key for it."""
+    text = url.strip()
+    return re.split(r"[?#]", text, maxsplit=1)[0] if "://" in text else text
 
 
 def remote_project_name(url: str) -> str:

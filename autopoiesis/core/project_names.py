@@ -46,7 +46,9 @@ def name_in_memory(found: Project, memory_root: Path) -> str:
 
     path = git_state_path(memory_root, "project_names")
     known = _read(path).get(found.root)
-    if known is not None and (not found.remote or known["remote"] == identity(found.remote)):
+    if known is not None and (
+        not found.remote or known["remote"] == identity(found.remote, found.root)
+    ):
         return known["name"]  # the common case: nothing to write
     return _record(path, found)
 
@@ -77,7 +79,7 @@ def _record(path: Path, found: Project) -> str:
         checkouts = _read(path)  # again: the other holder may have recorded it meanwhile
         name = _decide(checkouts, found)
         if held:
-            remote = identity(found.remote) if found.remote else None
+            remote = identity(found.remote, found.root) if found.remote else None
             checkouts[found.root] = {"name": name, "remote": remote}
             data = {"version": RECORD_VERSION, "checkouts": checkouts}
             try:
@@ -95,7 +97,7 @@ def _decide(checkouts: dict[str, _Entry], found: Project) -> str:
     known = checkouts.get(found.root)
     if known is not None:
         return known["name"]  # its remote was added or changed: the name stays
-    mine = identity(found.remote) if found.remote else None
+    mine = identity(found.remote, found.root) if found.remote else None
     here = "path:" + _real(found.root)
     for entry in checkouts.values():
         if entry["remote"] is not None and entry["remote"] in (mine, here):
@@ -115,16 +117,21 @@ def _decide(checkouts: dict[str, _Entry], found: Project) -> str:
     return next((n for n in _other_names(found) if n not in taken), found.name)
 
 
-def identity(url: str) -> str:
+def identity(url: str, base: str) -> str:
     """What a remote URL says of its repository, one string for every way of writing it
     and none of its credentials: `path:REAL` for a folder of this machine (a clone of a
-    local repository), else `url:HOST/PATH` in lower case without a user, a password,
-    `.git` or a trailing slash (`git@github.com:acme/app.git`,
+    local repository; a relative path, `../upstream`, is read from BASE, the checkout's
+    top-level folder, as git reads it), else `url:HOST/PATH` in lower case without a
+    user, a password, a query, `.git` or a trailing slash (`git@github.com:acme/app.git`,
     `https://u:tok@github.com/acme/app` and `ssh://git@github.com/acme/app/` are one)."""
-    text = url.strip()
+    from autopoiesis.core.project import without_query
+
+    text = without_query(url)
     local = text[len("file://") :] if text.startswith("file://") else text
-    if os.path.isabs(local):
-        return "path:" + _real(local.rstrip("/") or "/")
+    if os.path.isabs(local) or _is_relative_path(local):
+        # `../upstream` of two checkouts in two folders is two repositories: as written,
+        # one identity made one project of them
+        return "path:" + _real(os.path.join(base, local).rstrip("/") or "/")
     text = text.rstrip("/")
     text = text[:-4] if text.endswith(".git") else text
     scp = _SCP.match(text) if "://" not in text else None
@@ -135,6 +142,15 @@ def identity(url: str) -> str:
 
 
 _SCP = re.compile(r"^(?:[^@/]+@)?([\w.-]+):(?!//)(.+)$")  # git@github.com:acme/app.git
+
+
+def _is_relative_path(url: str) -> bool:
+    """Whether URL is a relative path as git reads a remote's URL: no scheme, and no colon
+    before its first slash (where `host:path` would be scp's)."""
+    if not url or "://" in url:
+        return False
+    colon, slash = url.find(":"), url.find("/")
+    return colon == -1 or (slash != -1 and slash < colon)
 
 
 def _real(path: str) -> str:
@@ -150,7 +166,7 @@ def _other_names(found: Project) -> list[str]:
     from autopoiesis.core.project import PROJECT_SLUG_LEN, project_slug
 
     names = []
-    key = identity(found.remote) if found.remote else ""
+    key = identity(found.remote, found.root) if found.remote else ""
     if key.startswith("url:"):
         parts = [p for p in key[4:].split("/") if p]
         if len(parts) >= 3:  # host, owner, ..., repository

@@ -360,3 +360,13 @@ def test_a_folder_no_file_system_can_hold_is_in_no_project(tmp_path: Path, folde
     assert Memory(memory).project_here(folder) is None
     assert project_name(folder, memory) is None
 
+
+def test_a_remote_urls_query_names_no_project() -> None:
+    """`https://host/acme/app.git?token=SECRET`: the query (a credential, often) was read
+    as the repository's name, `app-git-token-secret`, a folder under knowledge/projects/."""
+    from autopoiesis.core.project import remote_project_name, remote_repository_name
+
+    assert remote_repository_name("https://git.example.org/acme/App.git?token=s3cr3t") == "App"
+    assert remote_project_name("https://u:p@git.example.org/acme/app/#readme") == "app"
+    # an scp-like path is a path: `?` and `#` are characters of it
+    assert remote_repository_name("git@host:acme/what?.git") == "what?"

@@ -143,3 +143,33 @@ def test_an_import_files_sessions_of_two_codebases_of_one_name_apart(
     assert projects == {"api", "me-api"}
     # and a hook asked from the second checkout compiles for its own project
     assert session_project(None, second, str, memory_repo.root) == "me-api"
+
+
+def test_two_codebases_whose_remote_is_one_relative_path_are_two_projects(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`git remote add origin ../upstream` in two folders names two repositories, each
+    read from its checkout's folder as git reads it; the record took `../upstream` as
+    written for one identity, and filed the second codebase under the first's name."""
+    firsts_upstream = Path(_repo(tmp_path / "a" / "upstream"))
+    _repo(tmp_path / "b" / "upstream")
+    first = _repo(tmp_path / "a" / "app", "../upstream")
+    second = _repo(tmp_path / "b" / "app", "../upstream")
+    assert project_name(first, memory_repo.root) == "upstream"
+    assert project_name(second, memory_repo.root) == "b-upstream"
+    assert _record(memory_repo)[first]["remote"] == f"path:{firsts_upstream.resolve()}"
+    # a checkout of the first's upstream is the first's project
+    clone = _repo(tmp_path / "c" / "elsewhere", str(firsts_upstream))
+    assert project_name(clone, memory_repo.root) == "upstream"
+
+
+def test_a_remote_urls_query_is_no_part_of_what_the_record_keeps(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The record kept `url:host/acme/app?token=s3cr3t`: a credential in a file, and the
+    same repository fetched with another token was another one."""
+    repo = _repo(tmp_path / "app", "https://git.example.org/acme/app.git?token=s3cr3t")
+    assert project_name(repo, memory_repo.root) == "app"
+    assert _record(memory_repo)[repo]["remote"] == "url:git.example.org/acme/app"
+    other = _repo(tmp_path / "x" / "app", "https://git.example.org/acme/app?token=0ther#x")
+    assert project_name(other, memory_repo.root) == "app"
