@@ -185,25 +185,48 @@ def session_project(
     cwd: str | None,
     redact: Callable[[str], str],
     memory_root: Path | None = None,
+    repository: str | None = None,
 ) -> str | None:
     """The project of a session whose log NAMES one, else of its working folder CWD (none
-    for the memory at MEMORY_ROOT itself: project_name), each
-    read through REDACT like every field of a transcript (core/redact.py): a name that
-    holds a secret (or slugs to nothing) names none, and a folder with a secret in its
-    path is named from the path with the secret cut out (foreign_project), so no folder
-    under knowledge/projects/ and no `project:` is ever named after a secret. (A project's
-    name is a slug, lower case: a secret in it would no longer be found by its pattern, so
-    the check comes first.)"""
-    if named and redact(named) == named:
-        slug = project_slug(named)
-        if slug:
-            return slug
+    for the memory at MEMORY_ROOT itself: project_name), else of the REPOSITORY the log
+    records (Codex's remote, Copilot's `repository`: remote_repository_name). A folder of
+    this machine in a repository is asked before the repository a log names: it goes by
+    the name the memory filed its checkout under (core/project_names), which the
+    repository's name is not when two codebases share it; the repository names the
+    project of a folder this machine does not have, before its path does.
+
+    Each is read through REDACT like every field of a transcript (core/redact.py): a
+    name that holds a secret (or slugs to nothing) names none, and a folder with a secret
+    in its path is named from the path with the secret cut out (foreign_project), so no
+    folder under knowledge/projects/ and no `project:` is ever named after a secret. (A
+    project's name is a slug, lower case: a secret in it would no longer be found by its
+    pattern, so the check comes first.)"""
+
+    def clean_slug(name: str | None) -> str:
+        return project_slug(name) if name and redact(name) == name else ""
+
+    slug = clean_slug(named)
+    if slug:
+        return slug
+    if cwd and redact(cwd) == cwd and _of_this_machine(cwd) and project_of(cwd) is not None:
+        return project_name(cwd, memory_root)  # a checkout here: None for the memory's own
+    slug = clean_slug(repository)
+    if slug:
+        return slug
     if not cwd:
         return None
     clean = redact(cwd)
     if clean == cwd:
         return project_name(cwd, memory_root)
     return foreign_project(clean) if os.path.isabs(clean) or _WINDOWS_PATH.match(clean) else None
+
+
+def _of_this_machine(folder: str) -> bool:
+    """Whether FOLDER, a session's working folder, is a folder of this machine."""
+    try:
+        return os.path.isabs(folder) and os.path.isdir(folder)
+    except (OSError, ValueError):
+        return False
 
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:|\\\\[^\\/]+)[\\/]")  # C:\..., C:/..., \\server\...

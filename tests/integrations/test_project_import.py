@@ -115,6 +115,31 @@ def test_codex_session_meta(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert (meta.project, meta.cwd) == ("gadget", "/nowhere/gadget")
 
 
+def test_a_codex_session_in_a_checkout_here_takes_the_name_the_memory_filed_it_under(
+    memory_repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """Two codebases called `app` are two projects (core/project_names): the second
+    checkout met, of foo/app, is `foo-app`. Codex's log names the repository, and that
+    name won over the folder's, which is on this machine: foo/app's sessions were filed
+    under `app`, acme's, while its hooks said `foo-app`. A folder that is here is asked;
+    the repository a log names, only where it is not."""
+    from autopoiesis.core.project import project_name
+
+    acme = tmp_path / "work" / "app"
+    foo = tmp_path / "oss" / "app"
+    for repo, remote in (
+        (acme, "git@github.com:acme/app.git"),
+        (foo, "https://github.com/foo/app"),
+    ):
+        repo.mkdir(parents=True)
+        git(repo, "init", "-q")
+        git(repo, "remote", "add", "origin", remote)
+    assert project_name(str(acme), memory_repo.root) == "app"
+    assert project_name(str(foo), memory_repo.root) == "foo-app"
+    log = _codex_log(tmp_path, "cx2", str(foo), "https://github.com/foo/app.git")
+    assert _only(memory_repo, [log], "codex").project == "foo-app"
+
+
 def test_a_remote_named_after_a_secret_names_no_project(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:

@@ -342,7 +342,9 @@ def prepare_draft(
             if draft.parent_session
             else None
         ),
-        project=session_project(draft.project, draft.cwd, redactor.redact, memory_root),
+        project=session_project(
+            draft.project, draft.cwd, redactor.redact, memory_root, draft.repository
+        ),
         cwd=draft.cwd,
     )
     redactor.counts.clear()  # what session_project found is counted again below

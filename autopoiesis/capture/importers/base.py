@@ -99,7 +99,9 @@ class SessionDraft:
     STARTED and ENDED default to the first and last turn; SOURCE names where it came
     from (`claude-code:FILE`) and lands in the transcript's frontmatter. CWD, the folder
     the session ran in, gives the transcript its `project:` (the git repository it is in,
-    core/project.py) unless PROJECT names one."""
+    core/project.py) unless PROJECT names one; REPOSITORY, the repository the log
+    records (Codex's remote, Copilot's `repository`), names it where CWD is no checkout of
+    this machine (core/project.session_project)."""
 
     session_id: str
     model: str | None = None
@@ -114,6 +116,7 @@ class SessionDraft:
     parent_session: str | None = None  # the session that spawned this one (a subagent's)
     cwd: str | None = None  # the working folder, when the log says
     project: str | None = None  # the project's name, when the log names it; else from cwd
+    repository: str | None = None  # the repository's name, when the log records it
     turns: list[DraftTurn] = field(default_factory=list)
 
     def add_turn(

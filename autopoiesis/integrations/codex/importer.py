@@ -289,8 +289,8 @@ class _Rollout:
             self.draft.cwd = payload["cwd"]
         git = payload.get("git")
         if isinstance(git, dict) and nonempty_str(git.get("repository_url")):
-            # The remote Codex saw names the project even where the folder is gone.
-            self.draft.project = remote_repository_name(git["repository_url"]) or None
+            # The remote Codex saw names the project where the folder is not here.
+            self.draft.repository = remote_repository_name(git["repository_url"]) or None
 
     def _response_item(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self._item(n, payload, obj.get("timestamp", payload.get("timestamp")), carry=True)

@@ -203,8 +203,8 @@ class _Log:
         (`owner/name` on GitHub), `branch`. The repository names the project."""
         self.draft.cwd = self.draft.cwd or nonempty_str(context.get("cwd"))
         repository = nonempty_str(context.get("repository"))
-        if self.draft.project is None and repository:
-            self.draft.project = remote_repository_name(repository) or None
+        if self.draft.repository is None and repository:
+            self.draft.repository = remote_repository_name(repository) or None
 
     def _bookkeeping(self, n: int, kind: str, data: dict[str, Any]) -> None:
         if not kind.startswith(KNOWN_PREFIXES):
