@@ -36,8 +36,6 @@ def subagent_checkout(
     """Make a sparse worktree of the memory for a sub-agent: identity, MEMORY.md, procedures,
     topics, its project and the folders asked for, on the branch subagent/AGENT."""
     memory = get_memory(ctx)
-    if project:
-        project = memory.known_project(project)
     c = memory.subagents.checkout(agent, project=project, paths=list(paths), into=into)
     typer.echo(f"checked out {c.branch} at {c.path}")
     typer.echo(f"  folders: {', '.join(c.folders)}")

@@ -135,11 +135,18 @@ class Subagents:
         into: str | None = None,
     ) -> Checkout:
         """Make AGENT's sparse worktree (see the module doc); InvalidArgumentError for a
-        bad name, a folder outside the memory folders, or an agent that has one already."""
+        bad name, a PROJECT the memory does not know, a folder outside the memory folders,
+        or an agent that has one already."""
         if not _AGENT_NAME.match(agent):
             raise InvalidArgumentError(
                 f"{agent!r} is no agent name: lower-case letters, digits, '.', '_' and '-'."
             )
+        if project:
+            from autopoiesis.memory.facade import Memory
+
+            # as the memory names it (`Billing` is `billing`); `../../etc` had been taken
+            # as written, into the sparse checkout's folders and the project it declares
+            project = Memory(self.repo).known_project(project)
         branch = BRANCH_PREFIX + agent
         refuse_secret_in_ref_name(self.repo, branch, "branch")
         if _git(self.root, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import InvalidArgumentError
 from autopoiesis.index import SearchIndex
 from autopoiesis.memory.facade import Memory
 
@@ -408,3 +409,19 @@ def test_a_note_outside_a_sub_agents_folders_keeps_the_memorys_entries(
     assert merged.returncode == 0, merged.stderr
     text = (parent.root / "knowledge/people/ann.md").read_text(encoding="utf-8")
     assert "Ann owns invoices." in text and "Ann reviews every invoice change." in text
+
+
+def test_a_checkouts_project_is_one_the_memory_knows_as_it_names_it(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Memory.subagents.checkout took PROJECT as written (only the CLI asked the memory
+    first): `../../etc` went into the sparse checkout's folders and the project its
+    worktree declares, `Billing` named a folder that is not there."""
+    _seed(memory_repo)
+    subagents = Memory(memory_repo).subagents
+    with pytest.raises(InvalidArgumentError, match="no project '../../etc'"):
+        subagents.checkout("climber", project="../../etc")
+    assert not subagents.folder("climber").exists()
+    c = subagents.checkout("cased", project="Billing")
+    assert c.project == "billing" and "knowledge/projects/billing" in c.folders
+    assert (c.path / "knowledge/projects/billing/context.md").is_file()
