@@ -201,9 +201,12 @@ def projects(
 
 
 def _home_short(folder: str) -> str:
-    """FOLDER with the home folder written `~`."""
+    """FOLDER with the home folder written `~`, on one line: a folder's name may hold a
+    line break or a terminal's escape, which broke the listing into a line of its own
+    (or recoloured the terminal); its control characters are written as escapes."""
     home = os.path.expanduser("~")
-    return "~" + folder[len(home) :] if home != "/" and folder.startswith(home + "/") else folder
+    short = "~" + folder[len(home) :] if home != "/" and folder.startswith(home + "/") else folder
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in short)
 
 
 def index_rebuild(

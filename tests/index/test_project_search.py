@@ -500,3 +500,23 @@ def test_a_reference_file_named_after_a_project_is_that_projects(
         "knowledge/reference/alpha.md": "alpha",
         "knowledge/reference/general.md": None,
     }, projects
+
+
+def test_projects_lists_a_folder_with_a_line_break_on_its_line(
+    memory_repo: MemoryRepo, tmp_path: Path, git, cli
+) -> None:
+    """A checkout's folder named `ev\\nil`: `projects` printed the rest of its path on a
+    line of its own, as if it were another row."""
+    from autopoiesis.core.project import project_name
+
+    repo = tmp_path / "ev\nil\x1b[31m" / "app"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q")
+    assert project_name(str(repo), memory_repo.root) == "app"
+    (memory_repo.root / "knowledge/projects/app").mkdir(parents=True)
+    (memory_repo.root / "knowledge/projects/app/context.md").write_text("# app\n")
+    text = cli("projects", repo=memory_repo, check=True).stdout
+    assert text.count("\n") == 1 and "\x1b" not in text, text
+    assert text.rstrip().endswith("ev\\nil\\x1b[31m/app"), text
+    listed = json.loads(cli("projects", "--json", repo=memory_repo, check=True).stdout)
+    assert listed[0]["checkouts"] == [str(repo.resolve())]  # as it is, in JSON
