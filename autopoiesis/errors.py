@@ -206,8 +206,35 @@ class ProgramNotFoundError(AutopoiesisError):
     """A program autopoiesis runs (git above all) is not installed, or not on PATH."""
 
     def __init__(self, program: str):
+        # what to do, for a report that names the program in a label of its own (doctor's)
+        self.fix = (
+            f"install {program} (or add the folder that holds it to PATH), then run this again"
+        )
         super().__init__(
             f"{program} is not installed, or not on PATH: install it (or add the folder that "
             "holds it to PATH), then run this again."
         )
         self.program = program
+
+    @classmethod
+    def behind(cls, exc: BaseException) -> ProgramNotFoundError | None:
+        """The missing program EXC is the sign of (git, where PATH has none), or None: a
+        FileNotFoundError raised where subprocess starts a program (the same error for a
+        missing file or working folder names that, not a program); EXC itself when it is
+        one already."""
+        import os
+        import shutil
+        import subprocess
+        import traceback
+
+        if isinstance(exc, ProgramNotFoundError):
+            return exc
+        if not isinstance(exc, FileNotFoundError) or not isinstance(exc.filename, str):
+            return None
+        frames = traceback.extract_tb(exc.__traceback__)
+        if not frames or frames[-1].filename != subprocess.__file__:
+            return None
+        program = exc.filename
+        if os.sep in program or shutil.which(program) is not None:
+            return None
+        return cls(program)

@@ -7,7 +7,6 @@ need lazily so `autopoiesis --help` stays fast.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import warnings
 from typing import Any
@@ -159,22 +158,6 @@ def _while_handling(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
-def _program_not_found(exc: OSError) -> str | None:
-    """The program EXC says could not be started (git, where PATH has none), or None: a
-    FileNotFoundError raised where subprocess starts a program (the same error for a
-    missing file or working folder names that, not a program)."""
-    import subprocess
-    import traceback
-
-    if not isinstance(exc, FileNotFoundError) or not isinstance(exc.filename, str):
-        return None
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames or frames[-1].filename != subprocess.__file__:
-        return None
-    program = exc.filename
-    return program if os.sep not in program and shutil.which(program) is None else None
-
-
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     warnings.showwarning = _show_warning
@@ -200,9 +183,9 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except OSError as exc:
-        missing = _program_not_found(exc)
+        missing = ProgramNotFoundError.behind(exc)
         if missing is not None:
-            typer.echo(f"error: {ProgramNotFoundError(missing)}", err=True)
+            typer.echo(f"error: {missing}", err=True)
             sys.exit(1)
         # the file system refused (a path that cannot exist, no permission, a full disk):
         # the user's environment, not a bug, so a message rather than a traceback

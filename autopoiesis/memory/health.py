@@ -7,12 +7,12 @@ still run. The CLI prints what this returns; the MCP server and the web viewer r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from autopoiesis.core.health import Check, Finding, ok, problem
-from autopoiesis.errors import InvalidArgumentError
+from autopoiesis.errors import InvalidArgumentError, ProgramNotFoundError
 
 
 @dataclass
@@ -23,6 +23,8 @@ class Status:
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     _lines: dict[str, Any] = field(default_factory=dict, repr=False)
+    # the parts each missing program (git, not on PATH) left unread: said once, not per part
+    _unread_for_want_of: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"root": self.root, **self.parts, "errors": self.errors}
@@ -31,8 +33,15 @@ class Status:
         out: list[str] = []
         for name, facts in self.parts.items():
             out.extend(self._lines[name](facts))
+        unread_for_want_of = {n for names in self._unread_for_want_of.values() for n in names}
         for name, error in self.errors.items():
-            out.append(f"{name:<10} could not be read: {error}")
+            if name not in unread_for_want_of:
+                out.append(f"{name:<10} could not be read: {error}")
+        for program, names in self._unread_for_want_of.items():
+            out.append(
+                f"{program:<10} not installed, or not on PATH: {', '.join(names)} could not be "
+                f"read; {ProgramNotFoundError(program).fix}."
+            )
         return out
 
 
@@ -82,7 +91,10 @@ def status(memory: Any, only: Sequence[str] | None = None) -> Status:
             out.parts[name] = dict(part.read(memory))
             out._lines[name] = part.lines
         except Exception as exc:  # status reports, it does not crash
-            out.errors[name] = _say(exc)
+            missing = ProgramNotFoundError.behind(exc)
+            out.errors[name] = _say(exc) if missing is None else str(missing)
+            if missing is not None:
+                out._unread_for_want_of.setdefault(missing.program, []).append(name)
     return out
 
 
@@ -94,13 +106,37 @@ def diagnose(memory: Any, only: Sequence[str] | None = None) -> Diagnosis:
     checks = plugins.checks()
     chosen = select_checks(checks, only) if only else set(checks)
     out = Diagnosis()
+    # the checks each missing program (git, not on PATH) stopped, and where the first of
+    # them stood: told in one finding there, as five "the check failed: No such file or
+    # directory (git)" hid the one thing to do
+    stopped_for_want_of: dict[str, tuple[int, list[str]]] = {}
     for name, check in checks.items():
-        if name in chosen:
-            found = list(_run(name, check.run, memory))
-            # a check with nothing to say is left out of the whole report; asked for by
-            # name, it says it ran (an empty answer read as a check that never ran)
-            out.findings.extend(found or ([ok(name, "no problem found")] if only else []))
+        if name not in chosen:
+            continue
+        try:
+            found = list(check.run(memory))
+        except Exception as exc:  # a check that breaks is a finding, the others still run
+            missing = ProgramNotFoundError.behind(exc)
+            if missing is not None:
+                where = stopped_for_want_of.setdefault(missing.program, (len(out.findings), []))
+                where[1].append(name)
+                continue
+            found = [problem(name, f"the check failed: {_say(exc)}")]
+        # a check with nothing to say is left out of the whole report; asked for by
+        # name, it says it ran (an empty answer read as a check that never ran)
+        out.findings.extend(found or ([ok(name, "no problem found")] if only else []))
+    for program, (at, names) in reversed(stopped_for_want_of.items()):
+        out.findings.insert(at, _program_missing(program, names))
     return out
+
+
+def _program_missing(program: str, checks: list[str]) -> Finding:
+    """The one finding of the CHECKS that could not run without PROGRAM."""
+    return problem(
+        program,
+        f"not installed, or not on PATH: {', '.join(checks)} could not be checked",
+        ProgramNotFoundError(program).fix,
+    )
 
 
 def _spelled(name: str) -> str:
@@ -127,13 +163,6 @@ def select_checks(checks: Mapping[str, Check], names: Sequence[str]) -> set[str]
             f"no check is named {', '.join(repr(n) for n in unknown)}; the checks are: {valid}."
         )
     return {by_name[_spelled(n)] for n in names}
-
-
-def _run(name: str, run: Any, memory: Any) -> Iterable[Finding]:
-    try:
-        return list(run(memory))
-    except Exception as exc:  # a check that breaks is a finding, the others still run
-        return [problem(name, f"the check failed: {_say(exc)}")]
 
 
 def _say(exc: BaseException) -> str:

@@ -93,3 +93,34 @@ def test_git_missing_from_path_is_named_with_what_to_do(
         "error: git is not installed, or not on PATH: install it (or add the folder that holds "
         "it to PATH), then run this again.\n"
     )
+
+
+@pytest.mark.parametrize("command", ["status", "doctor"])
+def test_git_missing_from_path_is_said_once_by_status_and_doctor(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path, command: str
+) -> None:
+    """No git on PATH (a folder holding only python): `status` said "could not be read:
+    No such file or directory (git)" for each of three parts and `doctor` "the check
+    failed: ..." for five checks, never that git is missing or what to do. Each now says
+    it once, with the parts it left unread, and the rest of the report still runs."""
+    only_python = tmp_path / "bin"
+    only_python.mkdir()
+    (only_python / "python").symlink_to(sys.executable)
+    r = cli(command, repo=memory_repo, env={"PATH": str(only_python)}, process=True)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "No such file or directory" not in r.stdout, r.stdout
+    told = "install git (or add the folder that holds it to PATH), then run this again"
+    if command == "status":
+        assert r.returncode == 0
+        assert [line for line in r.stdout.splitlines() if "git" in line] == [
+            "git        not installed, or not on PATH: repo, extraction, remote could not be "
+            f"read; {told}."
+        ], r.stdout
+        assert "knowledge  0 live entries" in r.stdout  # the parts without git still ran
+    else:
+        assert r.returncode == 1
+        assert [line for line in r.stdout.splitlines() if line.startswith("problem     git")] == [
+            "problem     git: not installed, or not on PATH: ignored, history, git hooks, "
+            f"remote, operation could not be checked; {told}"
+        ], r.stdout
+        assert "config      memory-config.yaml is valid" in r.stdout
