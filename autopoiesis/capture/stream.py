@@ -18,8 +18,10 @@ parts are their text, `content: null` is no turn, the role "tool" is a tool's ou
 refused event (bad JSON, invalid UTF-8, unknown event or role, a message before its
 session_start, an unknown session, a second session_end, a bad session id) is reported
 with its line number and skipped; everything else in the stream is still captured, and the
-exit status says that something was refused. `cwd`, the folder the agent works in, gives
-the transcript its `project:` (the git repository it is in) unless `project` names one. A
+exit status says that something was refused. The later events of a session whose
+session_start was refused are refused saying so, and why. `cwd`, the folder the agent
+works in, gives the transcript its `project:` (the git repository it is in) unless
+`project` names one. A
 session still open at the end of input stays open and is recovered later (`autopoiesis
 capture --recover`, or the next capture start).
 
@@ -123,14 +125,22 @@ def _session_id(value: Any) -> str | None:
     )
 
 
-def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
+def _session_for(
+    capture: ConversationCapture, event: dict[str, Any], refused_starts: dict[str, str]
+) -> str:
     sid = _session_id(event.get("session_id"))
     if sid is not None:
-        if sid not in capture.open_sessions:
+        if sid in capture.open_sessions:
+            return sid
+        if sid in refused_starts:
             raise CaptureError(
-                f"unknown session {sid!r}: it was never started here, or it has already ended."
+                f"session {sid!r} was not started: its session_start was refused "
+                f"({refused_starts[sid]}), so none of its events can be kept; fix that, then "
+                "send the session again from its session_start."
             )
-        return sid
+        raise CaptureError(
+            f"unknown session {sid!r}: it was never started here, or it has already ended."
+        )
     open_ids = capture.open_sessions
     if len(open_ids) == 1:
         return open_ids[0]
@@ -172,7 +182,13 @@ def _warn_unread_time(kind: str, event: dict[str, Any]) -> None:
             return
 
 
-def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | None:
+def apply_event(
+    capture: ConversationCapture, event: Any, refused_starts: dict[str, str] | None = None
+) -> ClosedSession | None:
+    """Apply EVENT to CAPTURE. REFUSED_STARTS: the sessions whose session_start this
+    stream refused, each with why, kept up to date here: their later events are refused
+    saying so (an "unknown session" sent the user looking for a typo in the id)."""
+    refused_starts = {} if refused_starts is None else refused_starts
     if not isinstance(event, dict):
         raise CaptureError(f"an event is a JSON object, not {type(event).__name__}.")
     kind = event.get("event")
@@ -187,26 +203,19 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         raise CaptureError(f"unknown event {kind!r}; use one of {', '.join(EVENTS)}.")
     _warn_unread_time(kind, event)
     if kind == "session_start":
-        tags = event.get("tags") or ()
-        if not isinstance(tags, (list, tuple)):
-            raise CaptureError("tags must be a list of strings.")
         sid = _session_id(event.get("session_id"))
         if sid is None:
             raise CaptureError("session_start needs session_id as a string, like ses_a1b2c3d4.")
-        session = Session(
-            id=sid,  # its characters are validated by on_session_start
-            started=event_time(_event_time(kind, event), "started", session=sid),
-            model=_opt(event, "model"),
-            channel=_opt(event, "channel"),
-            topic=_opt(event, "topic"),
-            tags=tuple(t for t in (_text(t, "a tag") for t in tags) if t is not None),
-            cwd=_opt(event, "cwd"),
-            # `project` names it; else `cwd` does (ConversationCapture.on_session_start)
-            project=_opt(event, "project"),
-        )
-        capture.on_session_start(session)
+        was_open = sid in capture.open_sessions  # refused as a second start: its events go on
+        try:
+            _start_session(capture, event, sid)
+        except Exception as exc:
+            if not was_open:
+                refused_starts[sid] = _briefly(exc)
+            raise
+        refused_starts.pop(sid, None)
         return None
-    sid = _session_for(capture, event)
+    sid = _session_for(capture, event, refused_starts)
     if kind == "message":
         content = event.get("content")
         if content is None:  # a chat API's message that only calls tools: no text
@@ -279,6 +288,32 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             tokens_out=_int(event, "tokens_out"),
         )
     return None
+
+
+def _start_session(capture: ConversationCapture, event: dict[str, Any], sid: str) -> None:
+    """Start in CAPTURE the session SID a session_start EVENT names."""
+    tags = event.get("tags") or ()
+    if not isinstance(tags, (list, tuple)):
+        raise CaptureError("tags must be a list of strings.")
+    capture.on_session_start(
+        Session(
+            id=sid,  # its characters are validated by on_session_start
+            started=event_time(_event_time("session_start", event), "started", session=sid),
+            model=_opt(event, "model"),
+            channel=_opt(event, "channel"),
+            topic=_opt(event, "topic"),
+            tags=tuple(t for t in (_text(t, "a tag") for t in tags) if t is not None),
+            cwd=_opt(event, "cwd"),
+            # `project` names it; else `cwd` does (ConversationCapture.on_session_start)
+            project=_opt(event, "project"),
+        )
+    )
+
+
+def _briefly(exc: BaseException) -> str:
+    """Why EXC refused a session_start, in a clause: its message up to what it says to do."""
+    text = str(exc).split("; ")[0].rstrip(".") or type(exc).__name__
+    return text if len(text) <= 200 else text[:199] + "\u2026"
 
 
 def _api_tool_calls(value: Any) -> list[tuple[str, str, str]]:
@@ -384,6 +419,7 @@ def process_stream(
         warnings.simplefilter("always")
         capture = ConversationCapture(repo, on_closed=announce, on_committed=on_committed)
         report.recovered = capture.recovered
+        refused_starts: dict[str, str] = {}
         cap = line_cap(repo.config.capture.max_message_bytes)
         source: Iterable[bytes | TooLong] = (
             capped_lines(cast(IO[bytes], lines), cap) if hasattr(lines, "readline") else lines
@@ -428,7 +464,7 @@ def process_stream(
                     report.refused.append(f"line {number}: {TOO_DEEP}")
                     continue
                 try:
-                    closed = apply_event(capture, event)
+                    closed = apply_event(capture, event, refused_starts)
                 except AutopoiesisError as exc:
                     report.refused.append(f"line {number}: {exc}")
                     continue

@@ -817,6 +817,55 @@ def test_a_session_being_captured_elsewhere_is_said_to_be_so(memory_repo: Memory
         live.close_all()
 
 
+def test_events_of_a_refused_session_start_say_it_was_refused(memory_repo: MemoryRepo) -> None:
+    """A session_start refused (another capture holds the session) left its later events
+    refused as "unknown session 's1': it was never started here, or it has already
+    ended.": the user looked for a typo in the id. They now say its session_start was
+    refused, and why; a later start of the id that succeeds takes its events again."""
+    live = ConversationCapture(memory_repo)
+    live.on_session_start(Session("held", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC)))
+    try:
+        report = process_stream(
+            memory_repo,
+            events(
+                start("held"),
+                {"event": "message", "session_id": "held", "role": "user", "content": "hi"},
+                {"event": "session_end", "session_id": "held"},
+            ),
+        )
+    finally:
+        live.close_all()
+    why = "session held is being captured in raw/conversations/2026/02/16/"
+    assert report.refused[0].startswith(f"line 1: {why}"), report.refused
+    for number, refusal in enumerate(report.refused[1:], start=2):
+        assert refusal.startswith(
+            f"line {number}: session 'held' was not started: its session_start was refused ({why}"
+        ), refusal
+        assert refusal.endswith(
+            "by another capture process), so none of its events can be kept; fix that, then "
+            "send the session again from its session_start."
+        ), refusal
+    assert len(report.refused) == 3
+
+    again = process_stream(
+        memory_repo,
+        events(
+            start("fixed", tags="not a list"),
+            {"event": "message", "session_id": "fixed", "role": "user", "content": "hi"},
+            start("fixed"),
+            {"event": "message", "session_id": "fixed", "role": "user", "content": "hi"},
+            {"event": "session_end", "session_id": "fixed"},
+        ),
+    )
+    assert again.refused == [
+        "line 1: tags must be a list of strings.",
+        "line 2: session 'fixed' was not started: its session_start was refused (tags must "
+        "be a list of strings), so none of its events can be kept; fix that, then send the "
+        "session again from its session_start.",
+    ]
+    assert len(again.closed) == 1
+
+
 def test_a_message_with_no_text_is_no_turn(memory_repo: MemoryRepo) -> None:
     """An empty (or blank) message was written as a turn with nothing under its heading;
     an import keeps no such turn. It is passed over with a warning, not refused."""
