@@ -149,6 +149,12 @@ def _pick_group(
     qs: QuestionSet, sample: int | None, normed: Sequence[str]
 ) -> tuple[tuple[Question, ...], str]:
     if sample is not None:
+        if qs.kind != "locomo":  # "has samples 0 to 0" read as a count, not a wrong option
+            raise QuestionSetError(
+                f"--sample {sample}: --sample picks one of the conversations of LoCoMo's "
+                f"JSON, and {qs.source} is a JSONL question set (one set of questions); "
+                "leave --sample out."
+            )
         if not 0 <= sample < len(qs.groups):
             raise QuestionSetError(
                 f"--sample {sample}: {qs.source} has samples 0 to {len(qs.groups) - 1}."

@@ -32,6 +32,7 @@ form: a date in the answer ("7 May 2023", "May 2023") also counts as its ISO for
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import math
@@ -280,19 +281,39 @@ def _row(row: dict[str, Any], where: str) -> Question:
     return q
 
 
+# what a file saved as UTF-16 starts with (PowerShell's `>`, Notepad's "Unicode")
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def _text_of(p: Path) -> str:
+    """The text of the question set P, read as UTF-8 (a byte order mark, which Notepad and
+    PowerShell write, left out); QuestionSetError saying what to do when it is not."""
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        why = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+        raise QuestionSetError(f"cannot read the question set {p}: {why}.") from None
+    # UTF-16 with no byte order mark decodes as UTF-8 when its text is ASCII, a NUL
+    # between every two characters: told as UTF-16 too, not as a JSON error
+    utf16 = (
+        "UTF-16 text, and a question set is read as UTF-8: save it as UTF-8 (in Notepad: "
+        "Save As, Encoding UTF-8; in PowerShell: `Out-File -Encoding utf8`)"
+    )
+    if data.startswith(_UTF16_BOMS) or b"\0" in data:
+        raise QuestionSetError(f"cannot read the question set {p}: {utf16}.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise QuestionSetError(
+            f"cannot read the question set {p}: not UTF-8 text (byte {exc.start}); save it as "
+            "UTF-8."
+        ) from None
+
+
 def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
     """A question set from LoCoMo's JSON or from JSONL (see the module docstring)."""
     p = Path(path)
-    try:  # utf-8-sig: a file Notepad or PowerShell saved starts with a byte order mark
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        if isinstance(exc, UnicodeDecodeError):
-            why = f"not UTF-8 text (byte {exc.start})"
-        elif isinstance(exc, FileNotFoundError):
-            why = "no such file"
-        else:
-            why = exc.strerror or str(exc)
-        raise QuestionSetError(f"cannot read the question set {p}: {why}.") from None
+    text = _text_of(p)
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

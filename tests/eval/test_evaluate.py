@@ -367,3 +367,37 @@ def test_a_question_set_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> 
     locomo = tmp_path / "bom.json"
     locomo.write_text("\ufeff" + json.dumps([{"conversation": {}, "qa": []}]), encoding="utf-8")
     assert load_questions(locomo).kind == "locomo"
+
+
+def test_sample_on_a_jsonl_question_set_says_it_is_for_locomo(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`eval FILE.jsonl --sample 3` said "FILE has samples 0 to 0", a count for what is
+    no LoCoMo file at all. It now says --sample is for LoCoMo's JSON only."""
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"question": "Which tool?", "answer": "uv"}\n', encoding="utf-8")
+    with pytest.raises(QuestionSetError) as refused:
+        evaluate(memory_repo, load_questions(f), sample=3)
+    assert str(refused.value) == (
+        f"--sample 3: --sample picks one of the conversations of LoCoMo's JSON, and {f} is a "
+        "JSONL question set (one set of questions); leave --sample out."
+    )
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_question_set_is_told_to_be_saved_as_utf8(tmp_path: Path, encoding: str) -> None:
+    """A question set saved as UTF-16 (PowerShell's `>`, Notepad's "Unicode") was refused
+    as "not UTF-8 text (byte 0)", or, with no byte order mark, as a line that is "not a
+    JSON object": nothing said what to do. It now says to save it as UTF-8."""
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"question": "Which tool?", "answer": "uv"}\n', encoding=encoding)
+    with pytest.raises(QuestionSetError) as refused:
+        load_questions(f)
+    assert str(refused.value) == (
+        f"cannot read the question set {f}: UTF-16 text, and a question set is read as UTF-8: "
+        "save it as UTF-8 (in Notepad: Save As, Encoding UTF-8; in PowerShell: `Out-File "
+        "-Encoding utf8`)."
+    )
+    f.write_bytes(b'{"question": "caf\xe9"}\n')  # Latin-1
+    with pytest.raises(QuestionSetError, match=r"not UTF-8 text \(byte 17\); save it as UTF-8"):
+        load_questions(f)
