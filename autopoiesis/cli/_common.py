@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from datetime import date
 
+    from autopoiesis.eval.report import EvalReport
+
 import typer
 
 from autopoiesis.core.paths import MemoryRepo
@@ -45,6 +47,19 @@ def echo_json(data: Any) -> None:
 
 def warn(message: str) -> None:
     typer.echo(f"warning: {message}", err=True)
+
+
+def warn_of_scoring(*reports: EvalReport) -> None:
+    """The warnings of the scores of one question set (`eval`'s, `replay --compare`'s two):
+    the question set's, and what in it names nothing of the memory scored. Each is said
+    once; one that only a report has names the ref it was scored on."""
+    said: dict[str, None] = {}
+    for report in reports:
+        for warning in report.warnings:
+            of_all = all(warning in other.warnings for other in reports)
+            said.setdefault(warning if of_all else f"{report.target}: {warning}")
+    for warning in said:
+        warn(warning)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -48,7 +48,7 @@ def eval_cmd(
     """Score memory on a question set: evidence and answer in the compiled context at
     2K/4K/8K beside BM25-packed turns (per kind and per project too), answer recall in
     knowledge/, knowledge size, stale facts still live."""
-    from autopoiesis.cli._common import echo_json, fail, get_repo
+    from autopoiesis.cli._common import echo_json, fail, get_repo, warn_of_scoring
     from autopoiesis.cli._progress import progress_bar
     from autopoiesis.eval.evaluate import DEFAULT_BUDGETS, evaluate, format_report, load_questions
 
@@ -67,9 +67,8 @@ def eval_cmd(
             include_archive=archive,
             progress=progress,
         )
-    if not quiet:  # the question set's, and what in it names nothing of the memory
-        for warning in report.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+    if not quiet:
+        warn_of_scoring(report)
     if as_json:
         echo_json(report.as_dict())
         return

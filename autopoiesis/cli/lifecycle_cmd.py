@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import typer
 
-from autopoiesis.cli._common import echo_json, fail, get_memory, parse_date_option
+from autopoiesis.cli._common import (
+    echo_json,
+    fail,
+    get_memory,
+    parse_date_option,
+    warn_of_scoring,
+)
 from autopoiesis.cli._progress import progress_bar, quiet_option
 
 
@@ -205,6 +211,8 @@ def replay(
         qs = load_questions(questions) if questions else None
         typer.echo(rp.format_comparison(memory.compare(refs[0], refs[1])))
         a, b = (evaluate(memory.repo, qs, ref=r, sample=sample) for r in refs)
+        if not quiet:  # as `eval` says them
+            warn_of_scoring(a, b)
         typer.echo("\n" + format_side_by_side(a, b))
         if qs is None:
             typer.echo("(add --questions FILE to score both on a question set)")

@@ -392,3 +392,28 @@ def test_evidence_or_a_project_that_names_nothing_of_the_memory_is_warned_of(
     assert "names a path outside the memory repo" in warned[1]
     assert f"names line {length + 1}, and {rel} has lines 1 to {length}" in warned[2]
     assert "project 'nowhere' is none of this memory's" in warned[3]
+
+
+def test_replay_compare_warns_of_its_question_set_as_eval_does(
+    repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """`replay --compare A B --questions FILE` scored both refs and said nothing of what
+    `eval` warns of (an unknown key, an evidence line past the end of its file): each is
+    said once, as `eval` says it."""
+    git(repo, "branch", "extract/other")
+    (turns,) = [p for p in repo.iter_markdown("raw/conversations")]
+    rel, length = repo.rel(turns), len(turns.read_text(encoding="utf-8").splitlines())
+    rows = [
+        {"question": "Which pool?", "answer": "HikariCP", "tier": "gold"},
+        {"question": "Which pool?", "evidence": [f"{rel}:{length + 1}"]},
+    ]
+    f = _write(tmp_path, rows)
+    out = CliRunner().invoke(
+        app, ["-C", str(repo.root), "replay", "--compare", "main", "extract/other", "--questions", str(f)]
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    warned = [line for line in out.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 2, out.stderr
+    assert warned[0].startswith(f"warning: {f}:1: unknown key 'tier' ignored"), warned
+    assert warned[1].startswith(f"warning: {f}:2: evidence "), warned
+    assert f"names line {length + 1}, and {rel} has lines 1 to {length}" in warned[1]
