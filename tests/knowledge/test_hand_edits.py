@@ -122,3 +122,26 @@ def test_a_frontmatter_broken_by_hand_keeps_the_extraction_pending_until_it_is_f
     assert done.returncode == 0, done.stderr
     assert "PostgreSQL" in git(memory_repo.root, "show", f"HEAD:{MEMORY_FILE}").stdout
     assert git(memory_repo.root, "status", "--porcelain", "--", "knowledge").stdout.strip() == ""
+
+
+def test_an_editors_working_files_beside_a_note_are_neither_committed_nor_in_the_way(
+    memory_repo: MemoryRepo, cli, git
+) -> None:
+    """MEMORY.md open in Emacs (its lock, `.#MEMORY.md`, is a symbolic link) made every
+    `autopoiesis commit` fail on the hook's refusal of a link, the person's own edit with
+    it; and Vim's binary swap file, a backup `MEMORY.md~` and git mergetool's `.orig` were
+    committed and pushed to every clone as if they were knowledge."""
+    folder = (memory_repo.root / MEMORY_FILE).parent
+    (folder / ".#MEMORY.md").symlink_to("ed@laptop.4242:1700000000")
+    (folder / ".MEMORY.md.swp").write_bytes(b"b0VIM 9.0\x00\x00swap\x00")
+    (folder / "MEMORY.md~").write_text("the backup\n", encoding="utf-8")
+    (folder / "MEMORY.md.orig").write_text("before the merge\n", encoding="utf-8")
+    (folder / "#MEMORY.md#").write_text("autosave\n", encoding="utf-8")
+    mem = memory_repo.root / MEMORY_FILE
+    mem.write_text(mem.read_text(encoding="utf-8") + "- my own note\n", encoding="utf-8")
+
+    done = cli("commit", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    tracked = git(memory_repo.root, "ls-files", "knowledge/memory").stdout.split()
+    assert tracked == [MEMORY_FILE]
+    assert "- my own note" in git(memory_repo.root, "show", f"HEAD:{MEMORY_FILE}").stdout
