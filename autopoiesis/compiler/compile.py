@@ -107,7 +107,7 @@ from autopoiesis.core.text import count_tokens, counted, cut_to_bytes, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
-from autopoiesis.index.files import MAX_FILE_BYTES, read_bounded
+from autopoiesis.index.files import MAX_FILE_BYTES, decode_text, read_bounded
 from autopoiesis.index.projects import cited_projects, memory_has_project
 
 if TYPE_CHECKING:
@@ -275,7 +275,7 @@ class ContextCompiler(ScoredKnowledge):
         Every file of P0-P2 is read here, as the context quotes a record (`as_record`). A
         byte that is not UTF-8 (a hand edit saved in another encoding) reads as U+FFFD: one
         such byte never leaves the rest of the file, the core memory itself, out of every
-        prompt without a word."""
+        prompt without a word; a file saved as UTF-16 reads as its text (`decode_text`)."""
         if self.repo.is_link(relpath) or not self._may_show(relpath):
             return None
         try:
@@ -284,7 +284,8 @@ class ContextCompiler(ScoredKnowledge):
             return None
         if data is None:
             return None
-        text = data.decode("utf-8", errors="replace")
+        # a file saved as UTF-16 reads as its text, not as NULs between its letters
+        text = decode_text(data) or data.decode("utf-8", errors="replace")
         return as_record(current_text(strip_frontmatter(text)))
 
     def _too_large(self, relpath: str) -> bool:

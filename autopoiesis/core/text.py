@@ -9,6 +9,7 @@ code, and never far under it (a budget must not be overrun).
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
 from functools import lru_cache
@@ -170,6 +171,51 @@ def decode_utf8_tail(data: bytes) -> str:
         ):
             return data[: exc.start].decode("utf-8")
         raise
+
+
+# What a file saved as "Unicode" (Notepad, PowerShell's `>`, an editor's UTF-16) starts
+# with: UTF-32's marks first, as UTF-32LE's begins with UTF-16LE's
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def wide_encoding(data: bytes) -> str | None:
+    """ "UTF-16" or "UTF-32" when DATA begins with that encoding's byte order mark (its text
+    decodes with `data.decode(name)`), else None."""
+    return next((name for bom, name in _WIDE_BOMS if data.startswith(bom)), None)
+
+
+def utf8_problem(data: bytes, path: str) -> str | None:
+    """Why DATA, the content of the memory file PATH, is not UTF-8 text, said with where
+    and how to make it UTF-8 (the knowledge writer's refusal and the pre-commit hook's);
+    None when it is UTF-8. A byte order mark of UTF-16 or UTF-32 names that encoding; a
+    byte that is not UTF-8 is named with its line and column, as an editor counts them."""
+    wide = wide_encoding(data)
+    if wide is not None:
+        return (
+            f'{path} is {wide} text (saved as "Unicode"), and memory files are UTF-8: save '
+            "it as UTF-8 (the editor's Save As, encoding UTF-8), or convert it with `iconv -f "
+            f"{wide} -t UTF-8 {path} > {path}.new && mv {path}.new {path}`"
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(
+            data[data.rfind(b"\n", 0, exc.start) + 1 : exc.start].decode("utf-8", "replace")
+        )
+        return (
+            f"{path}: line {line}, column {column + 1} holds the byte 0x{data[exc.start]:02X}, "
+            "which is not UTF-8 (text saved or pasted in another encoding, such as Latin-1 "
+            "or Windows-1252), and memory files are UTF-8: retype that character, or, when "
+            f"the whole file is in that encoding, convert it with `iconv -f WINDOWS-1252 -t "
+            f"UTF-8 {path} > {path}.new && mv {path}.new {path}`"
+        )
+    return None
 
 
 # ── one line, slugs ──

@@ -36,7 +36,7 @@ import sys
 from pathlib import Path, PurePosixPath
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
-from autopoiesis.core.text import is_utf8
+from autopoiesis.core.text import is_utf8, utf8_problem
 from autopoiesis.errors import FrontmatterError, GitError
 from autopoiesis.git.history import ODD_NAME, in_read_scope, misplaced, secrets_in_names
 from autopoiesis.git.runner import (
@@ -407,7 +407,8 @@ def check_changes(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            result.errors.append(f"{path}: not UTF-8 text; memory files must be UTF-8 Markdown.")
+            why = utf8_problem(raw, path) or f"{path}: not UTF-8 text"
+            result.errors.append(f"{why}; then `git add {path}` and commit again.")
             continue
         if path.startswith("raw/conversations/"):
             if path not in committed and check_transcript(path, text, result):

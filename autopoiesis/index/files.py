@@ -11,7 +11,7 @@ from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo, category_of, shipped_files
 from autopoiesis.core.private import is_ciphertext
-from autopoiesis.core.text import is_utf8
+from autopoiesis.core.text import is_utf8, wide_encoding
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -48,7 +48,13 @@ def shipped_hashes() -> dict[str, str]:
 
 
 def decode_text(raw: bytes) -> str | None:
-    """Text of a memory file, or None for binary content (a NUL in the first 8 KB)."""
+    """Text of a memory file, or None for binary content (a NUL in the first 8 KB). A file
+    an editor saved as UTF-16 or UTF-32 (its byte order mark says which) is read in that
+    encoding: its NULs are its text's, which the pre-commit hook refuses to commit until it
+    is UTF-8, and which search and compile still show as the person wrote it."""
+    wide = wide_encoding(raw)
+    if wide is not None:
+        return raw.decode(wide, "replace")
     if b"\x00" in raw[:8192]:
         return None
     return raw.decode("utf-8", "replace")

@@ -16,6 +16,7 @@ from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.private import MAGIC, is_ciphertext
 from autopoiesis.core.redact import Redactor
+from autopoiesis.core.text import utf8_problem
 from autopoiesis.errors import (
     FrontmatterError,
     KnowledgeFileError,
@@ -103,11 +104,10 @@ class KnowledgeDocuments:
                 text = full.read_text(encoding="utf-8")
             else:  # as read_text reads it: universal newlines
                 text = head.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        except UnicodeDecodeError as exc:
-            raise KnowledgeFileError(
-                f"{relpath} is not UTF-8 text (byte {exc.start}); knowledge files are UTF-8 "
-                f"Markdown. Fix its text, or remove it with `git rm {relpath}`."
-            ) from None
+        except UnicodeDecodeError:
+            data = full.read_bytes() if full.exists() else head
+            why = utf8_problem(data, relpath) or f"{relpath} is not UTF-8 text"
+            raise KnowledgeFileError(f"{why}. Nothing is written to it until then.") from None
         if "\x00" in text:  # git and the index take the file for binary: no diff, no search
             line = text.count("\n", 0, text.index("\x00")) + 1
             raise KnowledgeFileError(

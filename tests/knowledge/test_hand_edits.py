@@ -145,3 +145,38 @@ def test_an_editors_working_files_beside_a_note_are_neither_committed_nor_in_the
     tracked = git(memory_repo.root, "ls-files", "knowledge/memory").stdout.split()
     assert tracked == [MEMORY_FILE]
     assert "- my own note" in git(memory_repo.root, "show", f"HEAD:{MEMORY_FILE}").stdout
+
+
+@pytest.mark.parametrize(
+    ("encoding", "said"),
+    [
+        ("utf-16", f'{MEMORY_FILE} is UTF-16 text (saved as "Unicode")'),
+        ("latin-1", f"{MEMORY_FILE}: line LINE, column 9 holds the byte 0xE9, which is not UTF-8"),
+    ],
+)
+def test_a_memory_saved_in_another_encoding_is_refused_saying_where_and_how_to_fix_it(
+    memory_repo: MemoryRepo, commit_all, encoding: str, said: str
+) -> None:
+    """MEMORY.md saved as UTF-16 (Notepad's "Unicode") or with a Latin-1 `é`: the writer
+    said "not UTF-8 text (byte 0)", the hook "not UTF-8 text" with no line and nothing to
+    do, and compile put the UTF-16 file into every prompt as NULs between its letters."""
+    from autopoiesis.compiler.compile import ContextCompiler
+
+    mem = memory_repo.root / MEMORY_FILE
+    said = said.replace("LINE", str(mem.read_text(encoding="utf-8").count("\n") + 1))
+    edited = (mem.read_text(encoding="utf-8") + "- my café note\n").encode(encoding)
+    mem.write_bytes(edited)
+
+    with pytest.raises(KnowledgeFileError) as refused:
+        KnowledgeWriter(memory_repo).apply([lesson("Reset the staging database first")])
+    assert str(refused.value).startswith(said) and "iconv -f" in str(refused.value)
+    assert mem.read_bytes() == edited
+
+    proc = commit_all(memory_repo.root, check=False)
+    assert proc.returncode != 0
+    assert said in proc.stderr and f"then `git add {MEMORY_FILE}`" in proc.stderr
+
+    with ContextCompiler(memory_repo) as compiler:
+        shown = compiler.compile("café").prompt
+    assert "\x00" not in shown
+    assert ("- my café note" if encoding == "utf-16" else "- my caf\ufffd note") in shown

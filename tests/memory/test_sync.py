@@ -798,7 +798,8 @@ def test_a_pulled_note_that_is_not_utf8_is_a_warning_not_a_traceback(tmp_path: P
     _git(b, "push", "-q", "origin", "main")
     report = sync_once(a)
     assert (a.root / bad).exists()  # merged: it is the collaborator's to fix
-    assert any(w.startswith(f"{bad} is not UTF-8 text (byte 34)") for w in report.warnings)
-    with pytest.raises(KnowledgeFileError, match=r"git rm knowledge/reference/x\.md"):
+    said = f"{bad}: line 5, column 7 holds the byte 0xFF, which is not UTF-8"
+    assert any(w.startswith(said) for w in report.warnings)
+    with pytest.raises(KnowledgeFileError, match=r"retype that character"):
         KnowledgeWriter(a).read(bad)
     assert MemoryPruner(a).score_and_evict(commit=False) is not None
