@@ -82,6 +82,12 @@ class KnowledgeDocuments:
                 f"{relpath} is a symbolic link (or in a linked folder); knowledge is written "
                 "only to regular files. Remove it with `git rm` (`autopoiesis verify` lists them)."
             )
+        if full.is_dir():  # a hand move put a folder where the note was: nothing to read
+            raise KnowledgeFileError(
+                f"{relpath} is a folder, where a knowledge file belongs; nothing is written "
+                f"to it until it is a file again: move the folder away (`mv {relpath} "
+                f"{relpath}.d`), then bring the note back (`git restore {relpath}`)."
+            )
         if full.exists():
             with full.open("rb") as fh:
                 head = fh.read(len(MAGIC))

@@ -180,3 +180,18 @@ def test_a_memory_saved_in_another_encoding_is_refused_saying_where_and_how_to_f
         shown = compiler.compile("café").prompt
     assert "\x00" not in shown
     assert ("- my café note" if encoding == "utf-16" else "- my caf\ufffd note") in shown
+
+
+def test_a_memory_replaced_by_a_folder_is_refused_saying_what_to_do(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A person moved notes into a folder named MEMORY.md: the writer's refusal was
+    Python's "[Errno 21] Is a directory", and nothing was said of what to do."""
+    mem = memory_repo.root / MEMORY_FILE
+    mem.unlink()
+    mem.mkdir()
+    (mem / "mine.md").write_text("- my note\n", encoding="utf-8")
+
+    with pytest.raises(KnowledgeFileError, match=r"is a folder, where a knowledge file belongs"):
+        KnowledgeWriter(memory_repo).apply([lesson("Reset the staging database first")])
+    assert (mem / "mine.md").read_text(encoding="utf-8") == "- my note\n"
