@@ -18,8 +18,9 @@ raw/conversations/, so it is made from HEAD's objects instead:
    where it was read (a lease): git runs the reference-transaction hook, which checks the
    transcript history as for any commit. A refusal puts HEAD's entries back in the index;
    a branch another process moved meanwhile is read again and the commit made anew;
-4. the index records the files' stat data (`update-index --add`), and the post-commit
-   hook runs.
+4. the index records the files' stat data (`update-index --add`), the post-commit hook
+   runs, and `git maintenance run --auto`, as after `git commit` (loose objects packed
+   past gc.auto).
 
 So no moment leaves the index older than HEAD: a process killed (SIGKILL, a harness's
 SIGTERM) after the branch moved and before the index learned the change would have left
@@ -386,9 +387,31 @@ def _index_learns(core: GitCore, paths: list[str]) -> None:
 
 
 def _after(core: GitCore, target: _Target, paths: list[str]) -> None:
-    """The index learns the new entries; the post-commit hook runs (the commit stands
-    whatever they do)."""
+    """The index learns the new entries; the post-commit hook runs; git's own upkeep runs,
+    as after `git commit` (the commit stands whatever they do)."""
     _index_learns(core, paths)
+    _run_post_commit_hook(core, target)
+    _auto_maintenance(core)
+
+
+def _auto_maintenance(core: GitCore) -> None:
+    """What `git commit` runs after its hooks: `git maintenance run --auto`, which packs the
+    loose objects once they are past gc.auto (6,700) and returns at once below it (it packs
+    in a detached process; gc.auto=0 or maintenance.auto=false turn it off). A commit
+    through plumbing ran none: each transcript's blob, trees and commit stayed a loose file
+    for ever (13 a session with its extraction: 47,000 files a year of ten sessions a
+    day) unless a fetch happened to run it."""
+    wanted = runner.call(
+        core.root, "config", "--type=bool", "--default=true", "maintenance.auto", text=True
+    )
+    if wanted.stdout.strip() == "false":
+        return  # as `git commit` honours it
+    ran = runner.call(core.root, "maintenance", "run", "--auto", "--quiet", stdin_devnull=True)
+    if ran.returncode == 129:  # git before 2.29 has no `git maintenance`
+        runner.call(core.root, "gc", "--auto", "--quiet", stdin_devnull=True)
+
+
+def _run_post_commit_hook(core: GitCore, target: _Target) -> None:
     hook = target.hooks / "post-commit"
     if hook.exists() and os.access(hook, os.X_OK):
         ran = runner.call(core.root, "hook", "run", "--ignore-missing", "post-commit")

@@ -345,3 +345,43 @@ def test_a_refused_knowledge_commit_leaves_the_index_as_head_has_it(
         g.commit_paths([note, new], "knowledge: otters and seals")
     status = git(memory_repo, "status", "--porcelain", "-uall", "--", "knowledge").stdout
     assert status == f" M {note}\n?? {new}\n"
+
+
+def _loose_objects(git, repo: MemoryRepo) -> dict[str, int]:
+    counted = git(repo, "count-objects", "-v").stdout.split("\n")
+    return {k: int(v) for k, v in (line.split(": ") for line in counted if ": " in line)}
+
+
+def test_a_commit_through_plumbing_packs_loose_objects_past_gc_auto(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """`git commit` ends with `git maintenance run --auto`, which packs the loose objects
+    past gc.auto; a commit through plumbing ran none, so every transcript's blob, trees
+    and commit stayed a loose file for ever (13 a session with its extraction: 6,500 after
+    500 sessions, in a memory that never fetches). gc.auto is set low here and loose objects put where git
+    counts them (objects/17/), so that the next transcript commit is past it."""
+    import hashlib
+
+    git(memory_repo, "config", "gc.auto", "1")  # past it: more than one object in objects/17
+    git(memory_repo, "config", "gc.autoDetach", "false")  # packed before the commit returns
+    found = 0
+    for n in range(100_000):
+        data = f"filler {n}\n".encode()
+        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().startswith("17"):
+            git(memory_repo, "hash-object", "-w", "--stdin", input=data.decode())
+            found += 1
+            if found == 2:
+                break
+    before = _loose_objects(git, memory_repo)
+    assert before["count"] > 2 and before["in-pack"] == 0, before
+    rel = transcript(memory_repo, 7)
+    sha = MemoryGit(memory_repo).commit_transcript(rel, "database-choice")
+    after = _loose_objects(git, memory_repo)
+    # every reachable object is packed; the two fillers nothing reaches wait for the prune
+    assert after["count"] <= 2 and after["in-pack"] >= before["count"], after
+    assert not (memory_repo.root / ".git" / "objects" / sha[:2] / sha[2:]).exists()
+    # and maintenance.auto=false is honoured as `git commit` honours it
+    git(memory_repo, "config", "maintenance.auto", "false")
+    for n in range(3):
+        MemoryGit(memory_repo).commit_transcript(transcript(memory_repo, 8 + n), "d")
+    assert _loose_objects(git, memory_repo)["count"] > after["count"]
