@@ -84,8 +84,10 @@ def _committed_transcripts(
 
 
 def session_lock(repo: MemoryRepo, session_id: str) -> FileLock:
-    """The lock a live capture holds on SESSION_ID (the kernel frees it when the holder dies)."""
-    return FileLock(repo.session_lock_path(session_id))
+    """The lock a live capture holds on SESSION_ID (the kernel frees it when the holder dies).
+    Transient: its file goes with its release, or every session ever captured left one in
+    .autopoiesis/locks/ (one a crashed capture held stays until the next taker releases it)."""
+    return FileLock(repo.session_lock_path(session_id), transient=True)
 
 
 def fsync_dir(path: Path) -> None:

@@ -359,18 +359,24 @@ def atomic_write_many(
 
 class FileLock:
     """An advisory flock on a file. Released by the kernel if the holder dies, which is
-    what lets crash recovery tell a live capture from a dead one."""
+    what lets crash recovery tell a live capture from a dead one.
 
-    def __init__(self, path: Path):
+    A TRANSIENT lock's file is removed by the holder that releases it: a lock named for
+    each session would otherwise leave a file behind for every session ever captured. Its
+    taker checks, once the flock is its, that the file it locked is still the one at PATH
+    (a holder that released it meanwhile removed it), and takes the new one otherwise."""
+
+    def __init__(self, path: Path, *, transient: bool = False):
         self.path = path
+        self.transient = transient
         self._fd: int | None = None
 
-    def acquire(self, timeout: float | None = None, poll: float = 0.005) -> bool:
+    def _open(self) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             # never through a symlink: a holder writes its pid into the file and empties it
             # when it leaves, which would overwrite whatever file the link points to
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise OSError(
@@ -380,17 +386,35 @@ class FileLock:
                     str(self.path),
                 ) from exc
             raise
+
+    def _still_at_path(self, fd: int) -> bool:
+        """Whether the file FD locks is the one at PATH (a transient lock's file is removed
+        by the holder that releases it, and a waiter may have locked the removed one)."""
+        try:
+            now = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+    def acquire(self, timeout: float | None = None, poll: float = 0.005) -> bool:
+        fd = self._open()
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = poll
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self._fd = fd
-                return True
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
                     os.close(fd)
                     raise
+            else:
+                if not self.transient or self._still_at_path(fd):
+                    self._fd = fd
+                    return True
+                os.close(fd)  # its holder removed it on release: the lock is free, take it
+                fd = self._open()
+                continue
             if deadline is not None and time.monotonic() >= deadline:
                 os.close(fd)
                 return False
@@ -399,6 +423,11 @@ class FileLock:
 
     def release(self) -> None:
         if self._fd is not None:
+            # removed while still held, so that no taker locks it after this (and only when
+            # it is still ours: one that replaced a file deleted by hand is its taker's)
+            if self.transient and self._still_at_path(self._fd):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

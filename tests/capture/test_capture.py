@@ -1120,3 +1120,28 @@ def test_recovery_passes_over_a_session_that_ends_as_it_looks(
     assert [str(w.message) for w in said] == []
     assert ended[0] is not None and ended[0].commit
     assert ended[0].path == "raw/conversations/2026/03/01/0900-ends.md"
+
+
+def test_captured_sessions_leave_no_lock_files_behind(memory_repo: MemoryRepo) -> None:
+    """Each session's capture takes a lock named for it (.autopoiesis/locks/session-ID.lock)
+    and left the file there when the session ended: one file for every session ever
+    captured (500 after 500 sessions). Its file goes with its release now; a recovery or
+    a doctor's look at an uncommitted transcript takes and releases it alike."""
+    locks = memory_repo.state_path("locks")
+    cap = ConversationCapture(memory_repo)
+    for n in range(5):
+        s = Session(f"ses_gone{n}", started=datetime(2026, 2, 16, 18, n, tzinfo=UTC), model="m")
+        cap.on_session_start(s)
+        assert (locks / f"session-ses_gone{n}.lock").exists()  # held while it is live
+        cap.on_message(s, "user", f"question {n}", {"timestamp": f"2026-02-16T18:{n:02d}:30Z"})
+        cap.on_session_end(s, ended=f"2026-02-16T18:{n:02d}:50Z")
+    killed = ConversationCapture(memory_repo)  # a capture killed mid-session
+    s = Session("ses_killed", started=datetime(2026, 2, 16, 19, 0, tzinfo=UTC), model="m")
+    killed.on_session_start(s)
+    killed.on_message(s, "user", "then it died", {"timestamp": "2026-02-16T19:00:30Z"})
+    held = killed._open[s.id].lock
+    os.close(held.fd)  # what the kernel does when its process dies: the file stays
+    held._fd = None
+    assert (locks / "session-ses_killed.lock").exists()
+    assert [c.status for c in recover_abandoned(memory_repo)] == ["recovered"]
+    assert sorted(p.name for p in locks.glob("session-*")) == []

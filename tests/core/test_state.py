@@ -80,3 +80,47 @@ def test_a_rewritten_file_keeps_its_mode(tmp_path) -> None:
     new = tmp_path / "new.json"
     atomic_write(new, "{}")
     assert stat.S_IMODE(new.stat().st_mode) == 0o644
+
+
+def test_a_transient_lock_removes_its_file_and_a_waiter_never_holds_a_removed_one(
+    tmp_path: Path,
+) -> None:
+    """A transient lock's file goes with its release. A waiter that opened the file before
+    it was removed locks the removed file when it is freed: it must take the one at the
+    path instead, or it and a newcomer that made a new file would both hold the lock."""
+    import fcntl
+    import os
+
+    from autopoiesis.core.paths import FileLock
+
+    path = tmp_path / "locks" / "session-x.lock"
+    first = FileLock(path, transient=True)
+    assert first.acquire(timeout=0)
+    stale = os.open(path, os.O_RDWR)  # a waiter opened the file while FIRST held it ...
+    waiter = FileLock(path, transient=True)
+    opens, open_path = iter([stale]), waiter._open
+    waiter._open = lambda: next(opens, None) or open_path()  # type: ignore[method-assign]
+    first.release()  # ... which removes it
+    assert not path.exists()
+    newcomer = FileLock(path, transient=True)
+    assert newcomer.acquire(timeout=0)  # a new file at the path
+    assert not waiter.acquire(timeout=0)  # the removed file was free; the path's is not
+    newcomer.release()
+    assert waiter.acquire(timeout=0) and waiter.fd is not None
+    held = os.fstat(waiter.fd)
+    assert (held.st_ino, held.st_nlink) == (os.stat(path).st_ino, 1)
+    other = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        raise AssertionError("the path's file was not locked")
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(other)
+    waiter.release()
+    assert not path.exists()
+    # a lock that is not transient keeps its file, as before
+    kept = FileLock(tmp_path / "locks" / "git.lock")
+    assert kept.acquire(timeout=0)
+    kept.release()
+    assert kept.path.exists()
