@@ -31,11 +31,44 @@ def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
 
 class EventLog:
     """REDACT, when given, is applied to every string of a row before it is written (a log
-    of what hooks were handed holds whatever a hostile payload put there)."""
+    of what hooks were handed holds whatever a hostile payload put there).
 
-    def __init__(self, path: Path, *, redact: Callable[[str], str] | None = None):
+    KEEP_BYTES, when given, bounds a log written without end (one line per hook call): an
+    append that finds the file past it first renames it PATH.1, dropping the generation
+    before, so the log holds between KEEP_BYTES and twice that of its latest rows. Reading
+    reads PATH.1, then PATH."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        redact: Callable[[str], str] | None = None,
+        keep_bytes: int | None = None,
+    ):
         self.path = Path(path)
         self.redact = redact
+        self.keep_bytes = keep_bytes
+
+    @property
+    def previous(self) -> Path:
+        """The generation before the current file (a log with KEEP_BYTES)."""
+        return self.path.with_name(self.path.name + ".1")
+
+    def _open_for_append(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        if self.keep_bytes is None or os.fstat(fd).st_size < self.keep_bytes:
+            return fd
+        try:
+            # only the file this append opened: a writer that rotated it meanwhile made a
+            # new one at PATH, which is not to be moved over the generation just kept
+            now, opened = os.stat(self.path), os.fstat(fd)
+            if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+                os.replace(self.path, self.previous)
+        except OSError:
+            return fd  # it cannot be rotated (a read-only folder): append as before
+        os.close(fd)
+        return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
 
     def append(self, event: dict[str, Any], *, stamp: bool = True) -> dict[str, Any]:
         """Append EVENT (with a UTC `ts` first when STAMP and it has none); returns what was
@@ -44,8 +77,7 @@ class EventLog:
         if self.redact is not None:
             row = _redacted(row, self.redact)
         line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = self._open_for_append()
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -56,8 +88,14 @@ class EventLog:
         return row
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self.keep_bytes is not None:
+            yield from self._rows_of(self.previous)
+        yield from self._rows_of(self.path)
+
+    @staticmethod
+    def _rows_of(path: Path) -> Iterator[dict[str, Any]]:
         try:
-            fh = open(self.path, encoding="utf-8", errors="replace")
+            fh = open(path, encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return
         with fh:

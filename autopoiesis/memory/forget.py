@@ -726,6 +726,10 @@ def _clear_state(repo: MemoryRepo, pattern: re.Pattern[bytes] | None) -> list[st
             continue  # its files are llm_cache and llm_ledger, cleared by name
         _remove(path)
         cleared.append(str(path.relative_to(repo.root)))
+        rotated = path.with_name(path.name + ".1")  # a rotated log's generation before
+        if rotated.exists():
+            _remove(rotated)
+            cleared.append(str(rotated.relative_to(repo.root)))
     if pattern is not None:
         for path in sorted(state.rglob("*")):
             if (

@@ -124,3 +124,45 @@ def test_a_transient_lock_removes_its_file_and_a_waiter_never_holds_a_removed_on
     assert kept.acquire(timeout=0)
     kept.release()
     assert kept.path.exists()
+
+
+def test_a_log_with_a_cap_is_rotated_and_read_across_its_generations(tmp_path: Path) -> None:
+    """An EventLog written on every hook call grew by ~200 bytes a call for ever. With
+    KEEP_BYTES it is renamed PATH.1 once past it (the generation before dropped): it
+    holds at most twice KEEP_BYTES, and a reader still reads the latest rows in order."""
+    log = EventLog(tmp_path / "logs" / "h.jsonl", keep_bytes=1000)
+    for n in range(200):
+        log.append({"n": n, "pad": "x" * 40})
+    sizes = [log.path.stat().st_size, log.previous.stat().st_size]
+    assert all(size <= 1000 + 80 for size in sizes), sizes
+    kept = [row["n"] for row in log]
+    assert kept == list(range(200 - len(kept), 200)) and len(kept) >= 1000 // 80
+    uncapped = EventLog(tmp_path / "logs" / "g.jsonl")
+    for n in range(50):
+        uncapped.append({"n": n, "pad": "x" * 40})
+    assert not uncapped.previous.exists() and len(uncapped.rows()) == 50
+
+
+def test_the_harness_log_keeps_its_latest_calls_within_its_cap(memory_repo, monkeypatch) -> None:
+    """Every hook call appends its line to .autopoiesis/logs/harness.jsonl (207 bytes a
+    call measured over 935 calls): a year of a coding agent's hooks was some 50 MB, never
+    cut. It is rotated past HARNESS_LOG_KEEP_BYTES (its latest calls kept)."""
+    import io
+    import json
+
+    from autopoiesis.integrations import sessions
+    from autopoiesis.integrations.runner import run_hook
+
+    monkeypatch.setattr(sessions, "HARNESS_LOG_KEEP_BYTES", 2000)
+    for n in range(40):
+        payload = {"session_id": f"s{n}", "cwd": "/tmp", "prompt": f"question {n}"}
+        run_hook(
+            str(memory_repo.root),
+            "claude-code",
+            "UserPromptSubmit",
+            stdin=io.BytesIO(json.dumps(payload).encode()),
+            stdout=io.StringIO(),
+        )
+    log = sessions.harness_log(memory_repo)
+    assert log.path.stat().st_size + log.previous.stat().st_size <= 2 * (2000 + 1000)
+    assert [row["session"] for row in log][-1] == "s39"

@@ -695,3 +695,18 @@ def test_forget_names_a_file_of_raw_that_is_no_transcript(
     assert outside.returncode == 1
     assert f"{MEMORY_FILE} is not under raw/ and is no transcript" in outside.stderr
     assert (memory_repo.root / "raw/conversations/.gitkeep").exists()
+
+
+def test_forget_clears_the_generation_a_rotated_log_keeps(memory_repo: MemoryRepo) -> None:
+    """The harness log (every hook call's payload, redacted) and the daemon's log are
+    rotated to NAME.1 past their cap; forget deletes every log, as any may quote what is
+    forgotten, and must delete the generation before each too."""
+    gone = _session(memory_repo, "gone2", "this one goes", f"it said {SECRET}")
+    harness = memory_repo.state_file("harness_log")
+    harness.parent.mkdir(parents=True, exist_ok=True)
+    harness.write_text('{"event":"UserPromptSubmit"}\n', encoding="utf-8")
+    rotated = harness.with_name(harness.name + ".1")
+    rotated.write_text('{"event":"UserPromptSubmit","prompt_words":12}\n', encoding="utf-8")
+    report = forget(memory_repo, transcript=gone, reason="private")
+    assert not harness.exists() and not rotated.exists()
+    assert str(rotated.relative_to(memory_repo.root)) in report.cleared
