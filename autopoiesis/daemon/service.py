@@ -39,7 +39,7 @@ from autopoiesis.core.text import counted
 from autopoiesis.daemon.jobs import KNOWLEDGE_CHANGED, TRANSCRIPTS_CHANGED, JobContext, JobRegistry
 from autopoiesis.daemon.runner import ChildRun, start_child
 from autopoiesis.daemon.scheduler import Scheduler, StateStore
-from autopoiesis.daemon.status import InstanceLock, daemon_log, rotate_log, write_status
+from autopoiesis.daemon.status import InstanceLock, daemon_log, write_status
 from autopoiesis.errors import AutopoiesisError
 
 RegistryFactory = Callable[[MemoryRepo], JobRegistry]
@@ -206,7 +206,6 @@ class Daemon:
         lock.acquire()
         self._root_id = self._folder_id()
         try:
-            rotate_log(self.repo)
             registry = self.make_registry(self.repo)
             self.scheduler = Scheduler(
                 registry, StateStore(self.repo.state_file("daemon_state")), clock=self.clock
@@ -440,7 +439,6 @@ class Daemon:
             return
         self._dirty = False
         self._last_status = now
-        rotate_log(self.repo)  # a daemon that runs for months keeps its log bounded
         try:
             write_status(
                 self.repo,

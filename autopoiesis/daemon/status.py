@@ -278,17 +278,9 @@ def format_status(report: dict[str, Any]) -> str:
 
 # ── the log ──
 def daemon_log(repo: MemoryRepo) -> EventLog:
-    return EventLog(repo.state_file("daemon_log"))
-
-
-def rotate_log(repo: MemoryRepo) -> None:
-    """Keep the log under LOG_ROTATE_BYTES: the old one becomes daemon.jsonl.1."""
-    path = repo.state_file("daemon_log")
-    try:
-        if path.stat().st_size > LOG_ROTATE_BYTES:
-            os.replace(path, path.with_name(path.name + ".1"))
-    except FileNotFoundError:
-        pass
+    """The daemon's log, rotated past LOG_ROTATE_BYTES (daemon.jsonl.1 the generation
+    before): a daemon that runs for months keeps its log bounded."""
+    return EventLog(repo.state_file("daemon_log"), keep_bytes=LOG_ROTATE_BYTES)
 
 
 # the job column of the daemon's own lines (started, stopping, ...), which name no job

@@ -588,3 +588,21 @@ def test_a_daemon_that_exits_at_once_is_explained_by_its_own_output_not_an_earli
     assert "the daemon exited at once" in started.stderr
     assert "Is a directory" in started.stderr
     assert "an old failure" not in started.stderr
+
+
+def test_the_daemons_log_is_rotated_past_its_cap_and_read_across_both(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's log is the event log's own rotation (EventLog keep_bytes), as the
+    harness log is: past its cap the file becomes daemon.jsonl.1, and reading it gives
+    the rows of both generations in order."""
+    from autopoiesis.daemon import status
+
+    monkeypatch.setattr(status, "LOG_ROTATE_BYTES", 400)
+    for n in range(30):
+        status.daemon_log(memory_repo).append({"job": "extract", "n": n})
+    path = memory_repo.state_file("daemon_log")
+    rotated = path.with_name(path.name + ".1")
+    assert rotated.exists() and path.stat().st_size < 2 * 400
+    rows = [r["n"] for r in status.daemon_log(memory_repo)]
+    assert rows == sorted(rows) and rows[-1] == 29 and len(rows) < 30  # the oldest dropped
