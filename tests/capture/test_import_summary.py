@@ -60,11 +60,14 @@ def test_cli_import_prints_one_warning_per_file_before_what_it_imported(
     r = cli("import", str(log), repo=memory_repo)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines() == [
-        f"warning: {log}: 65 lines skipped: 60 not JSON, 5 bad timestamps (first at line 2); "
-        "every good line was kept"
+        f"warning: {log}: 60 lines skipped: not JSON (first at line 2); every good line was kept",
+        # lines whose time cannot be read are kept, dated as the line before them: told once
+        f"warning: {log}:62: timestamp 'yesterday' is not an ISO-8601 timestamp; the line is "
+        "kept, dated 2025-01-01T00:00:00Z (the time of the line before it); so were 4 more "
+        "lines of the file",
     ]
     assert "imported raw/conversations/2025/01/01/" in r.stdout
     quiet = cli("import", "--quiet", str(log), repo=memory_repo)
     assert quiet.stderr == ""
     data = json.loads(cli("import", "--json", str(log), repo=memory_repo).stdout)
-    assert data["bad_lines"] == 65 and len(data["summary"]) == 1
+    assert data["bad_lines"] == 60 and len(data["summary"]) == 2

@@ -3,7 +3,8 @@
 An importer counts each malformed line it skips (`ImportReport.skip_line`: one warning a
 line, "FILE:N: skipped (WHY)"). A log of 65 bad lines is one fact for its reader: "65
 lines skipped: 60 not JSON, 5 bad timestamps". `summarize` makes that line for each
-file, in the order the files were read, and keeps every other warning as it is (once).
+file, in the order the files were read, and so for the lines kept though their time
+could not be read; it keeps every other warning as it is (once).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 
 # "SOURCE:N: skipped (WHY)": SOURCE may carry a part after '#' (FILE#history)
 _SKIPPED = re.compile(r"^(?P<source>.+?):(?P<line>\d+): skipped \((?P<why>.*)\)$", re.S)
+# "SOURCE:N: WHY; the line is kept, dated T (...)": a line whose time could not be read
+_KEPT = re.compile(r"^(?P<source>.+?):(?P<line>\d+): (?P<why>.*); the line is kept, dated ", re.S)
 _QUOTED = re.compile(r"""'[^']*'|"[^"]*\"""")
 _POSITION = re.compile(r"^(?:items?\s*\[?\d+\]?:?\s*)")
 
@@ -56,12 +59,21 @@ def reason_kind(why: str) -> tuple[str, str]:
 def summarize(warnings: Iterable[str]) -> list[str]:
     """WARNINGS with the skipped lines of each file told in one line, at the place of the
     file's first; other warnings as they are, each once."""
-    out: list[str | _File] = []
+    out: list[str | _File | _Undated] = []
     files: dict[str, _File] = {}
     sources: dict[int, str] = {}
     seen: set[str] = set()
+    kept: dict[str, _Undated] = {}  # source -> its lines kept without a readable time
     for w in warnings:
         m = _SKIPPED.match(w)
+        undated = _KEPT.match(w) if m is None else None
+        if undated is not None:
+            source = undated["source"].split("#", 1)[0]
+            if source not in kept:
+                kept[source] = _Undated()
+                out.append(kept[source])  # told at the place of the first of them
+            kept[source].warnings.append(w)
+            continue
         if m is None:
             if w not in seen:
                 seen.add(w)
@@ -79,7 +91,30 @@ def summarize(warnings: Iterable[str]) -> list[str]:
         one, many = reason_kind(m["why"])
         f.kinds[one] += 1
         f.plurals[one] = many
-    return [x if isinstance(x, str) else _line(sources[id(x)], x) for x in out]
+    return [
+        x
+        if isinstance(x, str)
+        else x.told()
+        if isinstance(x, _Undated)
+        else _line(sources[id(x)], x)
+        for x in out
+    ]
+
+
+@dataclass
+class _Undated:
+    """The lines of one file kept though their time could not be read."""
+
+    warnings: list[str] = field(default_factory=list)
+
+    def told(self) -> str:
+        """Told once: the first as it was said, and how many more."""
+        more = len(self.warnings) - 1
+        return (
+            f"{self.warnings[0]}; so were {more} more lines of the file"
+            if more
+            else self.warnings[0]
+        )
 
 
 def _line(source: str, f: _File) -> str:

@@ -59,7 +59,7 @@ from autopoiesis.capture.importers.shapes import (
     json_lines,
     without_own_runs,
 )
-from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.clock import format_ts, parse_ts
 from autopoiesis.core.text import (
     HARNESS_RECORD,
     counted,
@@ -250,6 +250,7 @@ def _check(
     dropped: set[str] = set()
     seen: set[str] = set()
     repeated = 0
+    undated_lines: list[tuple[int, str]] = []  # (index in LINES, why its time is unusable)
     for n, obj in records:
         kind = obj.get("type")
         if not isinstance(kind, str):
@@ -281,17 +282,14 @@ def _check(
         if not isinstance(sid, str) or not sid:
             report.skip_line(source, n, "no sessionId")
             continue
-        if isinstance(obj.get("timestamp"), (int, float)):
-            # Claude Code writes an ISO time; a number (read as epoch seconds, one line of
-            # `12345` dated the whole session 1970) is no time of this format
-            report.skip_line(source, n, "a timestamp that is a number, not an ISO time")
-            continue
         try:
             tf.validate_session_id(sid)
-            when = parse_ts(obj.get("timestamp"), "timestamp")
         except TranscriptFormatError as exc:
             report.skip_line(source, n, str(exc).split(";")[0])
             continue
+        when, undated = _line_time(obj.get("timestamp"))
+        if undated:
+            undated_lines.append((len(lines), undated))
         uuid = obj.get("uuid") if isinstance(obj.get("uuid"), str) else None
         if uuid is not None:
             if uuid in seen:
@@ -300,12 +298,58 @@ def _check(
             seen.add(uuid)
         parent = obj.get("parentUuid") if isinstance(obj.get("parentUuid"), str) else None
         lines.append(_Line(n, obj, kind, sid, when, uuid, parent, obj.get("isSidechain") is True))
+    lines = _dated(lines, undated_lines, source, report)
     if repeated:
         report.warnings.append(
             f"{source}: {counted(repeated, 'line')} repeating an earlier uuid (a rewound branch) "
             "counted once"
         )
     return lines, titles, summaries, dropped
+
+
+_UNDATED = datetime.min  # the time of a line whose own cannot be read, until _dated dates it
+
+
+def _line_time(value: Any) -> tuple[datetime, str]:
+    """A line's `timestamp` read (and ''), or _UNDATED and why it cannot be read."""
+    if isinstance(value, (int, float)):
+        # Claude Code writes an ISO time; a number (read as epoch seconds, one line of
+        # `12345` dated the whole session 1970) is no time of this format
+        return _UNDATED, f"timestamp {value!r} is a number, not an ISO time"
+    try:
+        return parse_ts(value, "timestamp"), ""
+    except TranscriptFormatError as exc:
+        return _UNDATED, str(exc).split(";")[0]
+
+
+def _dated(
+    lines: list[_Line], undated: list[tuple[int, str]], source: str, report: ImportReport
+) -> list[_Line]:
+    """LINES with each line whose time could not be read (UNDATED: its index, why) dated
+    as the line before it (the first, as the first dated line after it), with a warning.
+    What it says is kept: a message skipped for its time was lost, as the live capture
+    stream keeps an event whose time it cannot trust. With no dated line at all, such
+    lines are skipped as malformed."""
+    if not undated:
+        return lines
+    dated = [line.when for line in lines if line.when is not _UNDATED]
+    if not dated:
+        for i, why in undated:
+            report.skip_line(source, lines[i].n, why)
+        return []
+    previous: datetime | None = None
+    reasons = dict(undated)
+    for i, line in enumerate(lines):
+        if line.when is not _UNDATED:
+            previous = line.when
+            continue
+        line.when = previous or next(x.when for x in lines[i:] if x.when is not _UNDATED)
+        where = "the line before it" if previous else "the first dated line after it"
+        report.warnings.append(
+            f"{source}:{line.n}: {reasons[i]}; the line is kept, dated "
+            f"{format_ts(line.when)} (the time of {where})"
+        )
+    return lines
 
 
 class _Router:

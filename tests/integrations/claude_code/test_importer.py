@@ -56,12 +56,13 @@ def test_reimport_is_a_noop(memory_repo: MemoryRepo, shared_data: Path, git) -> 
     assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head
 
 
-def test_a_line_whose_timestamp_is_a_number_is_skipped_not_read_as_1970(
+def test_a_line_whose_timestamp_is_a_number_is_kept_at_its_neighbours_time_not_1970(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
     """Claude Code writes ISO times: one line with `"timestamp": 12345` was read as epoch
     seconds, and the session was filed under raw/conversations/1970/01/01/ (its journal
-    written for 1970-01-01). The line is skipped with its reason; the session keeps its day."""
+    written for 1970-01-01). The line is kept, dated as the line before it, with its
+    reason; the session keeps its day."""
 
     lines = [
         {
@@ -84,7 +85,47 @@ def test_a_line_whose_timestamp_is_a_number_is_skipped_not_read_as_1970(
     report = import_files(memory_repo, [log])
     (filed,) = report.imported
     assert filed.startswith("raw/conversations/2025/12/24/")
-    assert any("a timestamp that is a number" in w for w in report.warnings)
+    assert any("timestamp 12345 is a number, not an ISO time" in w for w in report.warnings)
+    turns = tf.parse((memory_repo.root / filed).read_text()).turns
+    assert [t.text for t in turns] == ["Create a hello world function", "a reply of another time"]
+
+
+def test_a_message_whose_timestamp_is_missing_or_unreadable_is_kept_in_its_place(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A line without a usable `timestamp` (missing, `null`, "soon") was skipped as
+    malformed, and the message it held never reached the transcript. Each is kept in its
+    place, dated as the line before it (the first line, as the first dated line after
+    it), with a warning naming the line; a second import files nothing new."""
+
+    def line(n: int, role: str, text: str, **when: object) -> dict[str, object]:
+        return {
+            "type": role,
+            "sessionId": "undated-lines",
+            "uuid": f"m{n}",
+            "message": {"role": role, "content": text},
+            **when,
+        }
+
+    lines = [
+        line(1, "user", "first words, never dated"),
+        line(2, "assistant", "an answer at ten", timestamp="2025-12-24T10:00:00Z"),
+        line(3, "user", "a question written without a time", timestamp=None),
+        line(4, "assistant", "an answer with a broken time", timestamp="soon"),
+        line(5, "user", "thanks, at five past", timestamp="2025-12-24T10:05:00Z"),
+    ]
+    log = tmp_path / "undated.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    report = import_files(memory_repo, [log])
+    assert report.refused == [] and report.bad_lines == 0
+    (filed,) = report.imported
+    turns = tf.parse((memory_repo.root / filed).read_text()).turns
+    assert [t.text for t in turns] == [x["message"]["content"] for x in lines]  # type: ignore[index]
+    assert [t.time.strftime("%H:%M") for t in turns] == ["10:00"] * 4 + ["10:05"]
+    kept = [w for w in report.warnings if "the line is kept" in w]
+    assert [w.split(": ")[0].rsplit(":", 1)[1] for w in kept] == ["1", "3", "4"]
+    assert "first dated line after it" in kept[0] and "line before it" in kept[2]
+    assert import_files(memory_repo, [log]).imported == []
 
 
 def test_a_user_message_that_quotes_a_bash_tag_is_their_words(
