@@ -7,6 +7,8 @@ import os
 from datetime import UTC
 from pathlib import Path
 
+import pytest
+
 from autopoiesis.capture.importers import import_files
 from autopoiesis.capture.importers.summary import summarize
 from autopoiesis.core.paths import MemoryRepo
@@ -501,3 +503,44 @@ def test_a_line_separator_inside_a_message_splits_no_log_line(
         user = [turn.text for turn in t.turns if turn.role == "user"]
         assert len(user) == 1 and "second part of the question" in user[0]
         assert "and the last" in user[0]
+
+
+SAMPLES = Path(__file__).parents[1] / "integrations"
+
+
+@pytest.mark.parametrize(
+    "sample, said",
+    [
+        (
+            "pi/samples/2026-05-12T01-02-27-657Z_019e19b4-eb48-746a-aa6b-8dfcfa37954b.jsonl",
+            "Read hello.py and summarize what it prints without editing files.",
+        ),
+        ("droid/samples/session_store_large.jsonl", "Captured multiline output."),
+        (
+            "qwen_code/samples/019f0000-0000-7000-8000-000000000004.jsonl",
+            "Continue from the rewound branch.",
+        ),
+    ],
+    ids=["pi", "droid", "qwen-code"],
+)
+def test_a_message_whose_time_cannot_be_read_is_kept_dated_as_the_line_before(
+    memory_repo: MemoryRepo, tmp_path: Path, sample: str, said: str
+) -> None:
+    """A line of a JSON-lines log whose `timestamp` cannot be read ("soon") was skipped as
+    malformed (ImportReport.line_time), and the message it held was lost. It is kept in
+    its place, dated as the line before it, with a warning naming the line."""
+    lines = (SAMPLES / sample).read_text(encoding="utf-8").splitlines()
+    (n,) = [i for i, line in enumerate(lines) if said in line]
+    obj = json.loads(lines[n])
+    obj["timestamp"] = "soon"
+    lines[n] = json.dumps(obj)
+    log = tmp_path / Path(sample).name
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = import_files(memory_repo, [log])
+    assert report.refused == [] and report.bad_lines == 0
+    (filed,) = report.imported
+    turns = tf.parse((memory_repo.root / filed).read_text(encoding="utf-8")).turns
+    (turn,) = [t for t in turns if said in t.text]
+    before = json.loads(lines[n - 1])["timestamp"]
+    assert turn.time.strftime("%H:%M") == before[11:16]
+    assert [w for w in report.warnings if f":{n + 1}: timestamp 'soon'" in w and "kept" in w]

@@ -66,9 +66,18 @@ class ImportReport:
         self.warnings.append(f"{source}:{number}: skipped ({why})")
 
     def line_time(
-        self, source: str, number: int, value: Any, field: str = "timestamp"
+        self,
+        source: str,
+        number: int,
+        value: Any,
+        field: str = "timestamp",
+        *,
+        before: datetime | None = None,
     ) -> datetime | None:
-        """VALUE read as the time of line NUMBER of SOURCE; None when it cannot be, the line
+        """VALUE read as the time of line NUMBER of SOURCE. When it cannot be read (missing,
+        "soon"), the line is dated BEFORE, the time of the line before it, with a warning:
+        what it says is kept, as the live capture stream keeps an event whose time it
+        cannot trust (skipped, the message was lost). Without BEFORE, None: the line is
         then skipped with the reason (its first clause)."""
         from autopoiesis.core.clock import parse_ts
         from autopoiesis.errors import TimestampError
@@ -76,8 +85,29 @@ class ImportReport:
         try:
             return parse_ts(value, field)
         except TimestampError as exc:
-            self.skip_line(source, number, str(exc).split(";")[0])
-            return None
+            why = str(exc).split(";")[0]
+            if before is None:
+                self.skip_line(source, number, why)
+                return None
+            self.keep_undated(source, number, why, before)
+            return before
+
+    def keep_undated(
+        self,
+        source: str,
+        number: int,
+        why: str,
+        when: datetime,
+        dated_as: str = "the line before it",
+    ) -> None:
+        """Say that line NUMBER of SOURCE, whose time could not be read (WHY), is kept,
+        dated WHEN: the time of DATED_AS."""
+        from autopoiesis.core.clock import format_ts
+
+        self.warnings.append(
+            f"{source}:{number}: {why}; the line is kept, dated {format_ts(when)} (the time of "
+            f"{dated_as})"
+        )
 
 
 @dataclass

@@ -59,7 +59,7 @@ from autopoiesis.capture.importers.shapes import (
     json_lines,
     without_own_runs,
 )
-from autopoiesis.core.clock import format_ts, parse_ts
+from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import (
     HARNESS_RECORD,
     counted,
@@ -345,10 +345,7 @@ def _dated(
             continue
         line.when = previous or next(x.when for x in lines[i:] if x.when is not _UNDATED)
         where = "the line before it" if previous else "the first dated line after it"
-        report.warnings.append(
-            f"{source}:{line.n}: {reasons[i]}; the line is kept, dated "
-            f"{format_ts(line.when)} (the time of {where})"
-        )
+        report.keep_undated(source, line.n, reasons[i], line.when, where)
     return lines
 
 

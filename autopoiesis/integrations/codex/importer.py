@@ -238,7 +238,7 @@ class _Rollout:
     def _when(self, n: int, value: Any, *, carry: bool = False) -> datetime | None:
         if value is None and carry and self.clock is not None:
             return self.clock
-        when = self.report.line_time(self.source, n, value)
+        when = self.report.line_time(self.source, n, value, before=self.clock)
         if when is not None:
             self.clock = when
         return when

@@ -102,6 +102,7 @@ class _Log:
         self.selected_model: str | None = None
         self.tool_model: str | None = None  # 1.0.12 names the model only on tool events
         self.shutdown_model: str | None = None  # ... and in the shutdown metrics
+        self.clock: datetime | None = None  # the time of the last event dated
 
     def _agent_items(self, when: datetime, name: str | None) -> list[tf.Item]:
         last = self.draft.turns[-1] if self.draft.turns else None
@@ -118,9 +119,10 @@ class _Log:
         if handler is None:
             self._bookkeeping(n, kind, data)
             return
-        when = self.report.line_time(str(self.path), n, obj.get("timestamp"))
+        when = self.report.line_time(str(self.path), n, obj.get("timestamp"), before=self.clock)
         if when is None:
             return
+        self.clock = when
         handler(self, when, self._speaker(data), data)
 
     def _speaker(self, data: dict[str, Any]) -> str | None:

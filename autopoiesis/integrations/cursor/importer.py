@@ -80,6 +80,7 @@ class CursorImporter:
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         fallback = _file_minute(path)
         undated = 0  # turns dated by the file
+        clock: datetime | None = None  # the time of the last line dated by its own
         sid = file_session_id("cursor", path.stem)
         draft = SessionDraft(session_id=sid, channel="cursor", source=f"cursor:{path.name}")
         calls = ToolCalls()
@@ -93,10 +94,15 @@ class CursorImporter:
                 continue
             stamp = obj.get("timestamp", obj.get("createdAt"))
             undated += stamp is None
-            dated = fallback if stamp is None else report.line_time(str(path), n, stamp)
+            dated = (
+                fallback
+                if stamp is None
+                else report.line_time(str(path), n, stamp, before=clock or fallback)
+            )
             if dated is None:
                 continue
             when = dated
+            clock = dated if stamp is not None else clock
             if draft.model is None and nonempty_str(obj.get("model")):
                 draft.model = obj["model"]
             role = "user" if obj["role"] == "user" else "agent"

@@ -81,9 +81,12 @@ class _Log:
         self.path, self.report = path, report
         self.draft = SessionDraft(session_id="", channel="droid", source=f"droid:{path.name}")
         self.calls = ToolCalls()
+        self.clock: datetime | None = None  # the time of the last line dated
 
     def _when(self, n: int, value: Any) -> datetime | None:
-        return self.report.line_time(str(self.path), n, value)
+        when = self.report.line_time(str(self.path), n, value, before=self.clock)
+        self.clock = when or self.clock
+        return when
 
     def line(self, n: int, obj: dict[str, Any]) -> None:
         kind = string(obj.get("type"))

@@ -259,7 +259,7 @@ def _history(
             continue
         stamp = content.get("ts", content.get("timestamp"))
         if stamp is not None:
-            when = report.line_time(f"{path}#history", i + 1, stamp, "ts")
+            when = report.line_time(f"{path}#history", i + 1, stamp, "ts", before=clock)
             if when is None:
                 continue
             clock = when
@@ -322,7 +322,9 @@ def _draft(
             )
             continue
         if m.get("timestamp") is not None:
-            when = report.line_time(f"{path}#messages", i + 1, m["timestamp"], f"{where} timestamp")
+            when = report.line_time(
+                f"{path}#messages", i + 1, m["timestamp"], f"{where} timestamp", before=clock
+            )
             if when is None:
                 continue
             clock = when

@@ -93,7 +93,7 @@ class _Journal:
         value = obj.get("time", obj.get("created_at"))
         if value is None:
             return self.clock
-        when = self.report.line_time(str(self.path), n, value, "time")
+        when = self.report.line_time(str(self.path), n, value, "time", before=self.clock)
         if when is not None:
             self.clock = when
         return when

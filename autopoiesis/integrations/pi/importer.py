@@ -66,13 +66,14 @@ class PiImporter:
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         draft = SessionDraft(session_id="", channel="pi", source=f"pi:{path.name}")
         entries: list[tuple[int, dict[str, Any], datetime]] = []
+        clock: datetime | None = None  # the time of the last entry dated
         for n, obj in json_lines(text, str(path), report):
             if obj.get("type") == "session":
                 draft.session_id = draft.session_id or (safe_session_id(obj.get("id")) or "")
                 draft.cwd = draft.cwd or nonempty_str(obj.get("cwd"))
                 draft.model = draft.model or nonempty_str(obj.get("modelId"))
                 continue
-            when = report.line_time(str(path), n, obj.get("timestamp"))
+            when = clock = report.line_time(str(path), n, obj.get("timestamp"), before=clock)
             if when is None:
                 continue
             entries.append((n, obj, when))

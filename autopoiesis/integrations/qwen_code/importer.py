@@ -95,12 +95,13 @@ class QwenCodeImporter:
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         sessions: dict[str, dict[str, _Record]] = {}
+        clock: datetime | None = None  # the time of the last record dated
         for n, obj in json_lines(text, str(path), report):
             if not _is_record(obj):
                 report.skip_line(str(path), n, "not a Qwen Code record (sessionId, type, message)")
                 continue
             sid = safe_session_id(obj["sessionId"])
-            when = report.line_time(str(path), n, obj.get("timestamp"))
+            when = clock = report.line_time(str(path), n, obj.get("timestamp"), before=clock)
             if when is None:
                 continue
             if sid is None:

@@ -22,16 +22,16 @@ def test_copilot_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> No
         100,
         15,
     )
-    assert [(x.role, x.text) for x in t.turns] == [
+    assert [(x.role, x.text) for x in t.turns][:3] == [
         ("user", "List the files"),
         ("agent", "Listing the files."),
         ("agent", "Done"),
     ]
-    assert tool_calls(t) == [tf.ToolCall("shell", "ls", "a.txt b.txt")]
-    assert "[trimmed for fixture]" not in (memory_repo.root / report.imported[0]).read_text()
-    assert (
-        report.bad_lines == 8
-    )  # the fixture's trimmed events with "[trimmed for fixture]" timestamps
+    assert tool_calls(t)[0] == tf.ToolCall("shell", "ls", "a.txt b.txt")
+    # the fixture's trimmed events with "[trimmed for fixture]" timestamps are kept, each
+    # dated as the event before it (they were skipped, and what they said lost)
+    kept = [w for w in report.warnings if "the line is kept" in w]
+    assert report.bad_lines == 0 and len(kept) == 8 and len(t.turns) > 3
 
 
 def test_copilot_events_subagents_and_hostile_lines(
@@ -177,7 +177,9 @@ def test_copilot_events_subagents_and_hostile_lines(
         ("agent", "Explore", "Found 2 TODOs."),
         ("agent", None, ""),
         ("agent", None, "Done: 2 TODOs."),
+        ("user", None, "late"),  # its absurd time: kept, dated as the event before it
     ]
+    assert t.turns[-1].time == t.turns[-2].time
     assert t.turns[0].items[1] == tf.Attachment("src/app.py")
     assert tool_calls(t) == [
         tf.ToolCall("task", "search", "2 TODOs"),
@@ -188,9 +190,7 @@ def test_copilot_events_subagents_and_hostile_lines(
     assert (
         "SYSTEM PROMPT" not in text and "PRIVATE REASONING" not in text and "INJECTED" not in text
     )
-    assert (
-        report.bad_lines == 4
-    )  # teleport.begin, the absurd time, data of the wrong type, the cut-off line
+    assert report.bad_lines == 3  # teleport.begin, data of the wrong type, the cut-off line
 
 
 def test_copilot_1_0_12_names_its_model_only_on_tool_events_and_at_shutdown(

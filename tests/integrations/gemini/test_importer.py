@@ -133,6 +133,7 @@ def test_gemini_jsonl_updates_rewinds_and_notices(memory_repo: MemoryRepo, tmp_p
         ("user", "explain a.py"),
         ("agent", "It prints 1."),
         ("user", "thanks"),
+        ("user", "bad time"),  # "year 3000": kept, dated as the message before it
     ]
     assert tool_calls(t) == [
         tf.ToolCall("read_file", "/p/a.py", "print(1)"),
@@ -148,7 +149,7 @@ def test_gemini_jsonl_updates_rewinds_and_notices(memory_repo: MemoryRepo, tmp_p
         and "Rewritten" not in text
         and "Request cancelled" not in text
     )
-    assert report.bad_lines == 3  # "year 3000", the unknown record, the cut-off line
+    assert report.bad_lines == 2  # the unknown record, the cut-off line
 
 
 def test_a_gemini_chat_saved_as_jsonl_is_read_as_gemini(
