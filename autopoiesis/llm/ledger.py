@@ -14,9 +14,9 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from autopoiesis.core.events import EventLog
 from autopoiesis.llm.protocol import UsageRow
@@ -35,12 +35,30 @@ class DayTotals:
     jobs: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
+#: How much of the file one step of the backward search for today's first line reads.
+_CHUNK = 64 * 1024
+
+#: A row of an earlier day stamped this close to midnight may have been appended after a
+#: row of today (two writers either side of midnight), so the search for today's first
+#: line goes on past such rows, to the first row stamped earlier than this before the day.
+_MIDNIGHT_GRACE = "T23:59"
+
+
 class Ledger:
+    """The ledger is appended for ever (`llm usage` reports every day it holds), and a
+    new process checks today's spending before its first call: a prompt hook's gate is a
+    process a prompt. So today's totals are read from the end of the file back to today's
+    first line, never from its start, then kept up by reading only what was appended since.
+
+    `lines_read` counts the lines this Ledger parsed to count days: what its budget
+    checks cost, which must follow today's lines, not the year's."""
+
     def __init__(self, path: Path):
         self.events = EventLog(path)
         self._lock = threading.Lock()
-        self._scan_offset = 0
+        self._scan_offset: int | None = None  # where today's unread lines start; None: unknown
         self._totals = DayTotals()
+        self.lines_read = 0
 
     @property
     def path(self) -> Path:
@@ -60,29 +78,30 @@ class Ledger:
         """The totals of day TODAY (a copy).
 
         The budget is checked before every call, so this reads only the lines appended
-        since the last look (an offset into the file) instead of the whole log each time;
-        EventLog has no such tail read, hence the direct file access."""
+        since the last look (an offset into the file), and the first look reads back from
+        the end only as far as today's first line; EventLog has no such reads, hence the
+        direct file access."""
         with self._lock:
             if today != self._totals.day:
-                self._scan_offset, self._totals = 0, DayTotals(today)
+                self._scan_offset, self._totals = None, DayTotals(today)
             try:
                 with open(self.path, "rb") as fh:
-                    fh.seek(0, os.SEEK_END)
-                    if fh.tell() < self._scan_offset:  # the ledger was deleted or truncated
-                        self._scan_offset, self._totals = 0, DayTotals(today)
+                    size = fh.seek(0, os.SEEK_END)
+                    if self._scan_offset is not None and size < self._scan_offset:
+                        # the ledger was deleted or truncated: count it afresh
+                        self._scan_offset, self._totals = None, DayTotals(today)
+                    if self._scan_offset is None:
+                        self._scan_offset = self._start_of_day(fh, size, today)
                     fh.seek(self._scan_offset)
                     data = fh.read()
             except FileNotFoundError:
-                self._scan_offset, self._totals = 0, DayTotals(today)
+                self._scan_offset, self._totals = None, DayTotals(today)
                 return DayTotals(today)
             end = data.rfind(b"\n") + 1  # leave a half-written last line for next time
             t = self._totals
             for line in data[:end].splitlines():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(row, dict) or row.get("day") != today:
+                row = self._parse(line)
+                if row is None or row.get("day") != today:
                     continue
                 t.calls += 1
                 t.errors += not row.get("ok", True)
@@ -101,6 +120,58 @@ class Ledger:
             return DayTotals(
                 t.day, t.calls, t.tokens, t.errors, {k: dict(v) for k, v in t.jobs.items()}
             )
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        self.lines_read += 1
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return None  # a torn line from a crash mid-append
+        return row if isinstance(row, dict) else None
+
+    def _start_of_day(self, fh: BinaryIO, size: int, today: str) -> int:
+        """The offset of the first line that may be TODAY's: the line after the last row,
+        searching back from the end of the file, that was written before TODAY began (and
+        its midnight grace). Rows are appended in the order they are stamped, so every row
+        of today lies after it; 0 when the whole file may be today's."""
+        earlier = _day_before(today)
+        cutoff = f"{earlier}{_MIDNIGHT_GRACE}" if earlier else ""
+        pos, tail = size, b""  # TAIL: the piece of a line that the later chunk began inside
+        while pos > 0:
+            step = min(_CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            block = fh.read(step) + tail
+            lines = block.split(b"\n")
+            # the first piece may be the rest of a line that begins in an earlier chunk
+            tail = lines[0] if pos > 0 else b""
+            ends = len(block)  # where the line looked at ends (its newline, if it has one)
+            for line in reversed(lines if pos == 0 else lines[1:]):
+                start = ends - len(line)
+                if line.strip():
+                    row = self._parse(line)
+                    if row is not None and _written_before(row, today, cutoff):
+                        return min(pos + ends + 1, size)  # past its newline
+                ends = start - 1  # the newline ending the line before
+        return 0
+
+
+def _day_before(day: str) -> str:
+    """The ISO day before DAY, '' when DAY is not an ISO day."""
+    try:
+        return (date.fromisoformat(day) - timedelta(days=1)).isoformat()
+    except ValueError:
+        return ""
+
+
+def _written_before(row: dict[str, Any], today: str, cutoff: str) -> bool:
+    """True when ROW, of a day before TODAY, was stamped before CUTOFF (a row without a
+    usable stamp is taken by its day alone)."""
+    day = row.get("day")
+    if not isinstance(day, str) or day >= today:
+        return False
+    ts = row.get("ts")
+    return not (isinstance(ts, str) and cutoff and ts >= cutoff)
 
 
 def summarize_usage(rows: Iterable[dict[str, Any]], since: date | None = None) -> list[UsageRow]:
