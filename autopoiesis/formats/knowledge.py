@@ -569,6 +569,33 @@ def current_text(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not is_superseded_line(line))
 
 
+# A live bullet that carries an entry id, canonical or hand-edited (a pasted copy may be
+# reworded and still carry the id): `- ... {id: ID} ...`
+_ID_BULLET_RE = re.compile(r"^\s*[-*+] .*\{id: (\d{8}-\d{4}-[0-9a-f]{6})\}")
+
+
+def repeated_ids(text: str) -> list[tuple[str, int, int]]:
+    """Each id that two live entries of TEXT carry, as (id, line of its first entry, line
+    of the other), lines counted from 1 as an editor shows them: a copy-pasted entry. One
+    id names one fact; with two, what finds an entry by its id (the viewer, a
+    supersede's target) cannot tell them apart."""
+    first: dict[str, int] = {}
+    repeats: list[tuple[str, int, int]] = []
+    in_fence = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            in_fence = not in_fence
+            continue
+        m = _ID_BULLET_RE.match(line) if not in_fence and "{id: " in line else None
+        if m is None or is_superseded_line(line):
+            continue
+        if m[1] in first:
+            repeats.append((m[1], first[m[1]], number))
+        else:
+            first[m[1]] = number
+    return repeats
+
+
 def new_doc(
     meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2
 ) -> KnowledgeDoc:
@@ -604,6 +631,7 @@ __all__ = [
     "parse_line",
     "refresh_counts",
     "render",
+    "repeated_ids",
     "restates",
     "subject_slug",
 ]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
@@ -83,6 +84,18 @@ def _frontmatter_error(path: str, text: str) -> str | None:
     except FrontmatterError as exc:
         return str(exc)
     return None
+
+
+def _committed_text(root: Path, path: str | None) -> Callable[[], str] | None:
+    """What reads PATH's text at HEAD (None for a file HEAD does not hold)."""
+    if path is None:
+        return None
+
+    def read() -> str:
+        blob = cat_file_batch(root, [f"HEAD:{path}"]).get(f"HEAD:{path}") or b""
+        return blob.decode("utf-8", "replace")
+
+    return read
 
 
 def check_transcript(path: str, text: str, result: CheckResult) -> bool:
@@ -243,10 +256,29 @@ def check_topic_names(
                 )
 
 
-def check_knowledge(path: str, text: str, result: CheckResult) -> None:
+def check_knowledge(
+    path: str, text: str, result: CheckResult, before: Callable[[], str] | None = None
+) -> None:
+    """A knowledge file's frontmatter, and its entries' ids: two live entries with one
+    id (a copy-pasted entry) are refused, unless BEFORE (the file's committed text, read
+    only when needed) held them already: a memory an older version left so is not locked
+    out of every later commit to that file."""
     error = _frontmatter_error(path, text)
     if error:
         result.errors.append(f"{error} Fix it so readers and the index can parse the file.")
+    from autopoiesis.formats.knowledge import repeated_ids
+
+    repeats = repeated_ids(text)
+    if repeats and before is not None:
+        committed = {entry_id for entry_id, _, _ in repeated_ids(before())}
+        repeats = [r for r in repeats if r[0] not in committed]
+    for entry_id, first, other in repeats:
+        result.errors.append(
+            f"{path}: lines {first} and {other} are two entries with one id ({{id: {entry_id}}}); "
+            "an id names one fact. If line "
+            f"{other} is a copy, delete it; if it says another fact, remove its "
+            f"`{{id: {entry_id}}}` (it stays as a hand-written line). Then `git add {path}`."
+        )
 
 
 def staged_modes(root: Path, paths: list[str]) -> dict[str, str]:
@@ -400,6 +432,10 @@ def check_changes(
     _refuse_odd_names(root, changes, result)
     _refuse_transcript_changes(changes, committed, result)
     new_transcripts: dict[str, str] = {}
+    # where HEAD holds each file: its old name for a rename (None: a new file)
+    committed_as = {
+        c.path: (c.old_path or c.path) if c.status[:1] in "MRT" else None for c in changes
+    }
     for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:
         raw = contents.get(path)
         if raw is None:
@@ -423,14 +459,13 @@ def check_changes(
             )
             continue
         check_conflict_markers(path, text, result)
+        if path.startswith("topics/"):
+            check_topic(path, text, result)
+            continue
+        check_knowledge(path, text, result, before=_committed_text(root, committed_as[path]))
         if path == MEMORY_FILE:
-            check_knowledge(path, text, result)
             cap = MemoryRepo(root).config.lifecycle.memory_line_cap
             check_memory(text, cap, result)
-        elif path.startswith("topics/"):
-            check_topic(path, text, result)
-        else:
-            check_knowledge(path, text, result)
     check_topic_names(root, changes, contents, result)
     if new_transcripts:
         _refuse_second_files(root, new_transcripts, result)

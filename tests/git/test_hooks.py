@@ -372,3 +372,45 @@ def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(
     top = cli("--help").stdout
     listed = re.findall(r"^[\s│|]*([a-z][a-z-]*) {2,}\S", top, flags=re.M)
     assert "git-hooks" in listed and "hooks" not in listed, top
+
+
+ENTRY = "- 2026-02-16: Files are the source of truth (via ses_b2) {id: 20260216-1850-a1b2c3}"
+
+
+def test_an_entry_pasted_twice_in_one_file_is_refused_saying_what_to_do(
+    memory_repo: MemoryRepo, git, commit_all
+) -> None:
+    """A person copy-pasted an entry: one `{id: ...}` on two live entries, which the
+    compiler showed twice. The commit is refused naming the file, both lines and what to do."""
+    note = memory_repo.root / "knowledge/projects/alpha.md"
+    head = "# Alpha\n\n## Key Decisions\n"
+    note.write_text(f"{head}{ENTRY}\n")
+    commit_all(memory_repo.root, "alpha")
+
+    note.write_text(f"{head}{ENTRY}\n- an unrelated hand-written line\n{ENTRY}\n")
+    proc = commit_all(memory_repo.root, "pasted", check=False)
+    assert proc.returncode != 0
+    assert "knowledge/projects/alpha.md: lines 4 and 6" in proc.stderr
+    assert "{id: 20260216-1850-a1b2c3}" in proc.stderr
+    assert "delete it" in proc.stderr and "remove its" in proc.stderr
+
+    # a reworded copy carries the id all the same; a struck one is history, not a copy
+    reworded = ENTRY.replace("Files are", "Plain files are")
+    note.write_text(f"{head}{ENTRY}\n{reworded}\n")
+    assert commit_all(memory_repo.root, "reworded", check=False).returncode != 0
+    struck = "- ~~2026-02-16: Files are the source of truth (via ses_b2)~~ {id: 20260216-1850-a1b2c3} #superseded-by:20260217-0900-b2c3d4"
+    note.write_text(f"{head}{struck}\n{ENTRY}\n")
+    assert commit_all(memory_repo.root, "struck", check=False).returncode == 0
+
+
+def test_a_file_committed_with_a_repeated_id_is_not_locked_out(
+    memory_repo: MemoryRepo, git, commit_all
+) -> None:
+    """A repeat an older version committed is left for a person to clean up: every later
+    commit to that file (the writer's too) is not refused for it."""
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + f"{ENTRY}\n{ENTRY}\n")
+    git(memory_repo.root, "add", "-A")
+    git(memory_repo.root, "commit", "-q", "--no-verify", "-m", "an older version")
+    mem.write_text(mem.read_text() + "- another line\n")
+    assert commit_all(memory_repo.root, "later", check=False).returncode == 0
