@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autopoiesis.core.text import STOPWORDS, count_tokens, cut_to_bytes, words
 from autopoiesis.formats.knowledge import HISTORY_SECTIONS
@@ -111,6 +111,7 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
     QUERY, with a line naming what was left out. "" for a file of which nothing fits
     (the module's docstring says how they are placed). A section that is a heading alone
     says nothing and is left out unnamed; a file's title comes with its first entry."""
+    files = [replace(f, text=without_repeats(f.text)[0]) for f in files]
     if sum(count_tokens(f.text) for f in files) <= share and all(
         len(f.text.encode("utf-8")) <= f.cap_bytes for f in files
     ):
@@ -299,6 +300,26 @@ def without_shown(text: str, shown: frozenset[str]) -> tuple[str, int]:
     if not shown or not (entry_ids(text) & shown):
         return text, 0
     return kept_entries(text, lambda entry: not (entry_ids(entry) & shown))
+
+
+def without_repeats(text: str) -> tuple[str, int]:
+    """TEXT without an entry that carries only ids an entry above it carries (a
+    copy-pasted entry the pre-commit hook did not see: a file edited and never committed,
+    or committed past the hook): one fact is shown once. Returns (text, entries left
+    out); TEXT as it is when no id repeats."""
+    ids = _ENTRY_ID.findall(text)
+    if len(ids) == len(set(ids)):
+        return text, 0
+    seen: set[str] = set()
+
+    def first_time(entry: str) -> bool:
+        carried = entry_ids(entry)
+        if carried and carried <= seen:
+            return False
+        seen.update(carried)
+        return True
+
+    return kept_entries(text, first_time)
 
 
 def kept_entries(text: str, keep: Callable[[str], bool]) -> tuple[str, int]:

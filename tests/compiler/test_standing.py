@@ -324,3 +324,27 @@ def test_a_day_of_the_journal_keeps_the_entries_that_bear_on_the_message() -> No
     # a session's start, a greeting: the day whole
     assert bearing(JOURNAL_DAY, "") == (JOURNAL_DAY, 0)
     assert bearing(JOURNAL_DAY, "hello!") == (JOURNAL_DAY, 0)
+
+
+def test_an_entry_pasted_twice_is_shown_once(memory_repo: MemoryRepo) -> None:
+    """A copy-pasted entry (one `{id: ...}` on two entries of MEMORY.md, not committed, so
+    no hook saw it) was shown twice in the standing part, at every budget."""
+    entry = (
+        "- 2026-02-16: The user wants bun for every script (via ses_b2) {id: 20260216-1850-a1b2c3}"
+    )
+    text = f"# Core Memory\n\n## Preferences\n{entry}\n- Tabs, not spaces.\n\n## Tools\n{entry}\n"
+    (memory_repo.root / MEMORY_FILE).write_text(text, encoding="utf-8")
+    for budget in (600, 8000):  # placed by entry, and whole
+        with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+            res = c.compile("Which package manager do scripts use?", budget=budget, now=NOW)
+        memory = next(s for s in res.sections if s.label == "memory")
+        assert memory.content.count("{id: 20260216-1850-a1b2c3}") == 1
+        assert "Tabs, not spaces." in memory.content or budget < 8000
+
+
+def test_fit_shows_no_id_twice_within_a_file() -> None:
+    entry = "- Use bun (via s) {id: 20260216-1850-a1b2c3}"
+    text = f"# Memory\n\n## A\n{entry}\n- other\n\n## B\n{entry}\n- more\n"
+    (shown,) = fit([StandingFile(MEMORY_FILE, text, 10_000, False)], "bun", 10_000)
+    assert shown.count("a1b2c3") == 1
+    assert "- other" in shown and "- more" in shown
