@@ -59,6 +59,16 @@ def repo(memory_repo: MemoryRepo) -> MemoryRepo:
     return memory_repo
 
 
+def _indexed_and_compiled(repo: MemoryRepo, message: str):
+    """MESSAGE's context once the index holds the memory's files as they are now."""
+    from autopoiesis.index import SearchIndex
+
+    with SearchIndex(repo) as idx:
+        idx.rebuild_full()
+    with ContextCompiler(repo) as comp:
+        return comp.compile(message, today=TODAY, now=NOW)
+
+
 def compile_(repo: MemoryRepo, **kw):
     kw.setdefault("available_knowledge", [])
     with ContextCompiler(repo) as c:
@@ -581,8 +591,6 @@ def test_a_search_hit_leaves_out_the_entries_the_context_holds_above(repo: Memor
     shows: a message that found that day by search got the decision twice, once in P1
     and once in the hit, in the room of another. The hit shows the day's other entries;
     a hit left with none of its own shows nothing."""
-    from autopoiesis.index import SearchIndex
-
     decision = "Files are the source of truth, SQLite is only a cache we can rebuild"
     k = repo.knowledge_dir
     (k / "memory" / "MEMORY.md").write_text(
@@ -595,10 +603,7 @@ def test_a_search_hit_leaves_out_the_entries_the_context_holds_above(repo: Memor
         "{id: 20260201-0850-fac700}\n"
         f"- Decided: {decision} (via s1) {{id: 20260201-0900-fac701}}\n"
     )
-    with SearchIndex(repo) as idx:
-        idx.rebuild_full()
-    with ContextCompiler(repo) as comp:
-        res = comp.compile("where does the cart keep its rows, SQLite?", today=TODAY, now=NOW)
+    res = _indexed_and_compiled(repo, "where does the cart keep its rows, SQLite?")
     assert res.prompt.count(decision) == 1
     assert "how the cart stores its rows in SQLite" in res.prompt
     hit = next(
@@ -609,10 +614,7 @@ def test_a_search_hit_leaves_out_the_entries_the_context_holds_above(repo: Memor
     (k / "journal" / "2026-02-01.md").write_text(
         f"## 2026-02-01\n\n### shop\n- Decided: {decision} (via s1) {{id: 20260201-0900-fac701}}\n"
     )
-    with SearchIndex(repo) as idx:
-        idx.rebuild_full()
-    with ContextCompiler(repo) as comp:
-        alone = comp.compile("is SQLite the source of truth or a cache?", today=TODAY, now=NOW)
+    alone = _indexed_and_compiled(repo, "is SQLite the source of truth or a cache?")
     assert alone.prompt.count(decision) == 1
     assert "knowledge/journal/2026-02-01" not in alone.prompt
 

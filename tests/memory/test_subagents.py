@@ -168,6 +168,14 @@ def test_the_cli_runs_in_a_sub_agents_checkout(memory_repo: MemoryRepo, cli) -> 
     assert "conversation:" in ahead and "memory:" in ahead
 
 
+def _billing_checkout(cli, parent: Memory, agent: str):
+    """AGENT's checkout of project billing, made through the CLI as a harness makes it."""
+    made = cli("subagent", "checkout", agent, "--project", "billing", repo=parent.root)
+    assert made.returncode == 0, made.stderr
+    (c,) = parent.subagents.list()
+    return c
+
+
 def _session_events(session_id: str, text: str, started: str) -> str:
     return "\n".join(
         json.dumps(e)
@@ -276,11 +284,7 @@ def test_a_sub_agent_that_writes_beyond_its_folders_is_refused_at_merge(
     the message says, its own work (its project's note, a new transcript) merges."""
     _seed(memory_repo)
     parent = Memory(memory_repo)
-    assert (
-        cli("subagent", "checkout", "rogue", "--project", "billing", repo=parent.root).returncode
-        == 0
-    )
-    (c,) = parent.subagents.list()
+    c = _billing_checkout(cli, parent, "rogue")
     where = c.path
     # its own work: a note in its project, a transcript of its session
     note = where / "knowledge/projects/billing/context.md"
@@ -388,11 +392,7 @@ def test_a_note_outside_a_sub_agents_folders_keeps_the_memorys_entries(
 
     _seed(memory_repo)
     parent = Memory(memory_repo)
-    assert (
-        cli("subagent", "checkout", "reviewer", "--project", "billing", repo=parent.root).returncode
-        == 0
-    )
-    (c,) = parent.subagents.list()
+    c = _billing_checkout(cli, parent, "reviewer")
     assert not (c.path / "knowledge/people/ann.md").exists()
     KnowledgeWriter(MemoryRepo(c.path)).apply(
         [
