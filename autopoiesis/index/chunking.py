@@ -51,7 +51,8 @@ from autopoiesis.errors import FrontmatterError
 #     _section_chunks).
 # 19: a slash command's record keeps what the user typed (core.text.slash_words).
 # 20: a long turn's or section's pieces are up to 3,000 characters (MAX_CHUNK_CHARS).
-CHUNKER_VERSION = "20"
+# 21: a turn chunk says whether its turn is the user's of an agent session (Chunk.user_turn).
+CHUNKER_VERSION = "21"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -95,6 +96,8 @@ SLASH_COMMAND = "user, slash command"
 # summary that carries a compacted session on, the summarising model's words, long and
 # about everything; Codex's environment block or AGENTS.md. No user-turn prior either.
 FROM_HARNESS = "user, from the harness"
+USER_HEADING = "user"
+AGENT_HEADING = "agent"  # an agent turn with no name: an AI agent
 _COMMAND_RUN = re.compile(r"\A\s*<command-(?:message|name)>")
 _TAGS_INLINE_RE = re.compile(r"^tags:\s*\[(.*)\]\s*$", re.M)
 
@@ -115,6 +118,10 @@ class Chunk:
     # not fit, or before them. 0 for a section (all of its lines are its own).
     own_start: int = 0
     own_end: int = 0
+    # Its own turn is the user's of an agent session (_is_users_turn): search's user-turn
+    # prior (index/query.USER_TURN_FACTOR), read from the index, not from the headings of
+    # a query's candidates and their sessions'.
+    user_turn: bool = False
 
     @property
     def content_hash(self) -> str:
@@ -356,6 +363,7 @@ def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
     too. A question and its answer sit in neighbouring turns, and a turn's words often only
     make sense with the line it answers ("Yes, last Tuesday!")."""
     chunks: list[Chunk] = []
+    agent_session = any(u[4] == AGENT_HEADING for u in units)
     for n, (own_start, own_end, _, when, speaker) in enumerate(units):
         lo, hi = _exchange(units, n)
         chunks.append(
@@ -369,9 +377,20 @@ def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
                 body_hash=_body_hash(u[2] for u in units[lo:hi]),
                 own_start=own_start,
                 own_end=own_end,
+                user_turn=_is_users_turn(speaker, agent_session),
             )
         )
     return chunks
+
+
+def _is_users_turn(heading: str, agent_session: bool) -> bool:
+    """Whether a turn of HEADING is the user's of an agent session: the `user` role (the
+    user may be named, "David (user)") in a session whose agent turns carry no name
+    (AGENT_SESSION: an AI agent's). Between named people ("Caroline (user)" and "Melanie
+    (agent)", an imported chat) no speaker is an agent's user; a subagent's prompt
+    (PARENT_AGENT), a slash command's expansion and what the harness sent are not the
+    user's words."""
+    return heading == USER_HEADING or (agent_session and heading.endswith(f" ({USER_HEADING})"))
 
 
 def _body_hash(texts: Iterable[str]) -> str:

@@ -52,7 +52,8 @@ from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 # 5: links and files.link_name (links.py): the backlinks of [[wikilinks]].
 # 6: chunk text compressed, chunks_fts contentless, plain vectors 16-bit (plainvec.py).
 # 7: chunks.own_start/own_end (chunking.Chunk): a turn chunk's own turn.
-SCHEMA_VERSION = "7"
+# 8: chunks.user_turn (chunking.Chunk) and its partial index.
+SCHEMA_VERSION = "8"
 
 
 class IndexCorruptError(Exception):
@@ -196,10 +197,15 @@ CREATE TABLE IF NOT EXISTS chunks (
     content_hash TEXT NOT NULL,
     body_hash TEXT NOT NULL DEFAULT '',  -- a turn chunk's words said again elsewhere
     own_start INTEGER NOT NULL DEFAULT 0,  -- a turn chunk's own turn (0: a section)
-    own_end INTEGER NOT NULL DEFAULT 0
+    own_end INTEGER NOT NULL DEFAULT 0,
+    user_turn INTEGER NOT NULL DEFAULT 0   -- the user's turn of an agent session
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 """
+# Made once the chunks have their columns (a table of an older schema gets them first, see
+# create_chunk_tables): the user's turns of agent sessions, which search reads all at once
+# (query.QueryEngine: a few thousand ids of an index entry each, not the candidates' rows).
+CHUNK_INDEXES = ("CREATE INDEX IF NOT EXISTS idx_chunks_user_turn ON chunks(id) WHERE user_turn",)
 CHUNK_TABLES = ("chunks", "chunks_fts")
 
 # SQLite 3.43 deletes rows of a contentless FTS5 table by rowid (contentless_delete):
@@ -244,6 +250,9 @@ def create_chunk_tables(conn: Any, layout: str, *, drop: bool = False) -> None:
     for statement in CHUNKS_SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
+    _add_columns(conn, "chunks")
+    for statement in CHUNK_INDEXES:
+        conn.execute(statement)
     conn.execute(fts_table_sql(layout))
 
 
@@ -316,6 +325,7 @@ ADDED_COLUMNS = (
     ("files", "project", "TEXT"),
     ("files", "link_name", "TEXT"),
     ("files", "chunks_z", "BLOB"),
+    ("chunks", "user_turn", "INTEGER NOT NULL DEFAULT 0"),
 )
 # Indexes on added columns: made once the columns are there. A file's row is large (its
 # chunks' texts), so a search that asks whether a name is a project's (projects.py: a
@@ -327,10 +337,17 @@ CREATE INDEX IF NOT EXISTS idx_files_project ON files(project);
 
 
 def add_missing_columns(conn: Any) -> None:
-    for table, column, decl in ADDED_COLUMNS:
-        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+    for table in dict.fromkeys(table for table, _, _ in ADDED_COLUMNS):
+        _add_columns(conn, table)
     conn.executescript(ADDED_INDEXES)
+
+
+def _add_columns(conn: Any, table: str) -> None:
+    """The ADDED_COLUMNS of TABLE that it lacks (a memory.db made before them)."""
+    have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    for name, column, decl in ADDED_COLUMNS:
+        if name == table and column not in have:
+            conn.execute(f"ALTER TABLE {name} ADD COLUMN {column} {decl}")
 
 
 # The embedding cache: vectors appended in rowid order, found through a small index on

@@ -48,7 +48,7 @@ class Bm25Hits:
 
 
 class Bm25Ranker:
-    """Ranks the chunks of one IndexStore by BM25 (store.conn, store.generation)."""
+    """Ranks the chunks of one IndexStore by BM25 (store.conn, store.reusable)."""
 
     def __init__(self, store: Any):
         self.store = store
@@ -56,19 +56,16 @@ class Bm25Ranker:
         self.arrays_from = (
             2  # the search that takes the arrays road (1: a process known to search many times)
         )
-        self._generation: tuple[int, int] | None = None
-        self._state: dict[str, Any] = {}
         self._acc: Any = None  # numpy buffers of _sum
         self._seen: Any = None
 
     # ── what may be reused until memory.db changes ──
     def _fresh_state(self) -> dict[str, Any]:
-        conn = self.store.conn
-        generation = (self.store.generation, conn.execute("PRAGMA data_version").fetchone()[0])
-        if generation != self._generation:
-            self._generation = generation
-            self._state = {"totals": fts.totals(conn), "postings": {}}
-        return self._state
+        reusable = self.store.reusable()
+        state = reusable.get("bm25")
+        if state is None:
+            state = reusable["bm25"] = {"totals": fts.totals(self.store.conn), "postings": {}}
+        return state
 
     def tokenizer(self) -> fts.Tokenizer:
         assert self.store.tokenizer is not None  # made with the store's connection

@@ -100,8 +100,6 @@ USER_TURN_FACTOR = 1.2
 # half its score still came first (tests/index/test_shipped_files.py); both dev sets are
 # the same from 0.5 to 0.25 under either merge.
 SHIPPED_FACTOR = 0.25
-USER_HEADING = "user"
-AGENT_HEADING = "agent"  # an agent turn with no name: an AI agent
 MODES = ("hybrid", "bm25")  # BM25 and vectors merged (the default), or BM25 alone
 
 
@@ -345,7 +343,7 @@ class QueryEngine:
             c = cands.setdefault(cid, Candidate(cid))
             c.distance, c.vec_rank = dist, rank
         if cands:
-            self._merge(cands, merge, hits, qvec, weights)
+            self._merge(cands, merge, hits, qvec, weights, dict(knn))
         return cands
 
     def _merge(
@@ -355,9 +353,12 @@ class QueryEngine:
         hits: Bm25Hits,
         qvec: bytes,
         weights: MergeWeights,
+        distances: dict[int, float],
     ) -> None:
+        """Each candidate's merged score (DISTANCES: those known already, the nearest and
+        the re-scored, a similarity under the embedder's least too)."""
         if merge == "weighted":
-            self._fill_missing(cands, hits, qvec)
+            self._fill_missing(cands, hits, qvec, distances)
             top_bm25 = max((c.bm25 or 0.0) for c in cands.values()) or 1.0
             for c in cands.values():
                 sim = max(0.0, 1.0 - c.distance) if c.distance is not None else 0.0
@@ -434,10 +435,18 @@ class QueryEngine:
         ).fetchall()
         return plainvec.distances(rows, qvec)[:k]
 
-    def _fill_missing(self, cands: dict[int, Candidate], hits: Bm25Hits, qvec: bytes) -> None:
+    def _fill_missing(
+        self, cands: dict[int, Candidate], hits: Bm25Hits, qvec: bytes, known: dict[int, float]
+    ) -> None:
         """For the weighted merge, each candidate needs both scores, not just the list it came
-        from."""
-        need_vec = [c.chunk_id for c in cands.values() if c.distance is None]
+        from (KNOWN: distances computed already)."""
+        need_vec = []
+        for c in cands.values():
+            if c.distance is None:
+                if c.chunk_id in known:
+                    c.distance = known[c.chunk_id]
+                else:
+                    need_vec.append(c.chunk_id)
         for cid, d in self.vec_distances(need_vec, qvec):
             cands[cid].distance = d
         need_bm = [c.chunk_id for c in cands.values() if c.bm25 is None]
@@ -522,60 +531,77 @@ class QueryEngine:
                 cands[cid].other_project = True
 
     def _prefer_user_turns(self, cands: dict[int, Candidate]) -> None:
-        """Scale the score of the chunks centred on the user of an agent session: a turn of
-        the `user` role in a session whose agent turns carry no name (an AI agent; the user
-        may be named, "David (user)"). Between named people ("Caroline (user)" and "Melanie
-        (agent)", an imported chat) no speaker is the agent's user."""
-        if not cands:
-            return
-        ids = list(cands)
-        rows = self.store.conn.execute(
-            f"SELECT id, path, heading FROM chunks WHERE id IN ({','.join('?' * len(ids))}) "
-            "AND (heading = ? OR heading LIKE ?)",
-            [*ids, USER_HEADING, f"% ({USER_HEADING})"],
-        ).fetchall()
-        named = sorted({path for _, path, heading in rows if heading != USER_HEADING})
-        with_agent = (
-            {
-                path
-                for (path,) in self.store.conn.execute(
-                    "SELECT DISTINCT path FROM chunks WHERE heading = ? AND path IN "
-                    f"({','.join('?' * len(named))})",
-                    [AGENT_HEADING, *named],
+        """Scale the score of the chunks centred on the user's turn of an agent session
+        (chunking.Chunk.user_turn says which)."""
+        for cid in self.user_turns(list(cands)):
+            cands[cid].score *= USER_TURN_FACTOR
+            cands[cid].user_turn = True
+
+    def user_turns(self, ids: list[int]) -> list[int]:
+        """The chunks of IDS centred on the user's turn of an agent session. A search looks
+        up its candidates; the next ones of the same process, until memory.db changes, read
+        all such chunks once (their partial index: a few thousand ids) and keep them: a
+        process that searches many times (a batch, the daemon, an eval) pays for the lookup
+        once, a one-shot one (the prompt hook) only for its own candidates."""
+        if not ids:
+            return []
+        reusable = self.store.reusable()
+        known = reusable.get("user_turns")
+        if known is None and "user_turns_looked_up" not in reusable:
+            reusable["user_turns_looked_up"] = True
+            return [
+                cid
+                for (cid,) in self.store.conn.execute(
+                    f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(ids))}) AND user_turn",
+                    ids,
                 )
-            }
-            if named
-            else set()
-        )
-        for cid, path, heading in rows:
-            if heading == USER_HEADING or path in with_agent:
-                cands[cid].score *= USER_TURN_FACTOR
-                cands[cid].user_turn = True
+            ]
+        if known is None:
+            known = reusable["user_turns"] = frozenset(
+                cid for (cid,) in self.store.conn.execute("SELECT id FROM chunks WHERE user_turn")
+            )
+        return [cid for cid in ids if cid in known]
 
     def _demote_shipped(self, cands: dict[int, Candidate]) -> None:
-        """Scale the score of the chunks of files still as the template ships them (two
-        lookups by path: the dozen shipped files' hashes, then their chunks)."""
-        shipped = shipped_hashes()
-        if not cands or not shipped:
+        """Scale the score of the chunks of files still as the template ships them."""
+        if not cands:
             return
-        conn = self.store.conn
-        paths = [
-            path
-            for path, digest in conn.execute(
-                "SELECT path, content_hash FROM files WHERE path IN "
-                f"({','.join('?' * len(shipped))})",
-                list(shipped),
+        for cid in self._shipped_chunks() & cands.keys():
+            cands[cid].score *= SHIPPED_FACTOR
+            cands[cid].shipped = True
+
+    def _shipped_chunks(self) -> frozenset[int]:
+        """The chunks of files still as the template ships them (two lookups by path: the
+        dozen shipped files' hashes, then their chunks), kept until memory.db changes."""
+        reusable = self.store.reusable()
+        if "shipped" not in reusable:
+            shipped = shipped_hashes()
+            conn = self.store.conn
+            paths = (
+                [
+                    path
+                    for path, digest in conn.execute(
+                        "SELECT path, content_hash FROM files WHERE path IN "
+                        f"({','.join('?' * len(shipped))})",
+                        list(shipped),
+                    )
+                    if shipped[path] == digest
+                ]
+                if shipped
+                else []
             )
-            if shipped[path] == digest
-        ]
-        if not paths:
-            return
-        for (cid,) in conn.execute(
-            f"SELECT id FROM chunks WHERE path IN ({','.join('?' * len(paths))})", paths
-        ):
-            if cid in cands:
-                cands[cid].score *= SHIPPED_FACTOR
-                cands[cid].shipped = True
+            reusable["shipped"] = frozenset(
+                cid
+                for (cid,) in (
+                    conn.execute(
+                        f"SELECT id FROM chunks WHERE path IN ({','.join('?' * len(paths))})",
+                        paths,
+                    )
+                    if paths
+                    else ()
+                )
+            )
+        return reusable["shipped"]
 
     @staticmethod
     def _result(

@@ -77,6 +77,7 @@ def batch_rows(
                     c.body_hash,
                     c.own_start,
                     c.own_end,
+                    int(c.user_turn),
                 )
             )
             fts_rows.append((next_id, c.text))

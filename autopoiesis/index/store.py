@@ -67,9 +67,10 @@ class IndexStore:
         self.warnings: list[str] = []
         self._lock = repo.lock("index")
         self._lock_depth = 0
-        # Counts this object's commits: with `PRAGMA data_version` (other connections'
-        # commits) it tells a reader's caches that memory.db changed (lexical.Bm25Ranker).
+        # Counts this object's commits and connections: with `PRAGMA data_version` (other
+        # connections' commits) it tells a reader's caches that memory.db changed (reusable).
         self.generation = 0
+        self._reusable: tuple[tuple[int, int] | None, dict[str, Any]] = (None, {})
         # Term postings are kept up to date with each write, except inside a full rebuild,
         # which builds them once at its end.
         self._postings_live = True
@@ -170,6 +171,7 @@ class IndexStore:
             self.conn, self.info = connect(self.db_path)
         except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
+        self.generation += 1  # another file's data_version may equal the last one's
         self._file = _file_id(self.db_path)
         self.tokenizer = fts.Tokenizer(self.conn)
         try:
@@ -250,6 +252,15 @@ class IndexStore:
             "vector_store": f"vec0:{db.VEC_CHUNK_SIZE}" if self.uses_vec0 else "plain:i16",
             "fts": self.fts_layout,
         }
+
+    def reusable(self) -> dict[str, Any]:
+        """What a reader of memory.db may keep until it changes (lexical.Bm25Ranker's totals
+        and postings, query.QueryEngine's user turns): a new, empty dict after a commit of
+        this object's or of another connection's (`PRAGMA data_version`), ~3 us a call."""
+        key = (self.generation, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if key != self._reusable[0]:
+            self._reusable = (key, {})
+        return self._reusable[1]
 
     def needs_rebuild(self) -> bool:
         return bool(self.outdated())
@@ -450,8 +461,8 @@ class IndexStore:
         )
         conn.executemany(
             "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
-            "heading, text_start, text_len, content_hash, body_hash, own_start, own_end)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "heading, text_start, text_len, content_hash, body_hash, own_start, own_end, "
+            "user_turn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             chunk_rows,
         )
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)

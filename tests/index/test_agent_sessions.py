@@ -134,6 +134,44 @@ def test_a_named_user_of_an_agent_is_the_agents_user(agent_repo) -> None:
     assert told and all(r.explain["user_turn_factor"] == USER_TURN_FACTOR for r in told)
 
 
+def test_the_user_turns_a_search_looks_up_are_those_a_later_one_keeps(
+    agent_repo, commit_all
+) -> None:
+    """The first search of a process looks up its candidates' flags; the later ones read
+    every user turn once and keep them until memory.db changes, by this connection or by
+    another process's (here a second SearchIndex indexing a new session)."""
+    repo, agent, talk, named = agent_repo
+
+    def flagged_paths(idx: SearchIndex, ids: list[int]) -> set[tuple[str, str | None]]:
+        rows = idx.store.conn.execute(
+            f"SELECT path, heading FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+        return set(rows)
+
+    with SearchIndex(repo) as idx:
+        every = [cid for (cid,) in idx.store.conn.execute("SELECT id FROM chunks ORDER BY id")]
+        looked_up = idx.query.user_turns(every)
+        kept = idx.query.user_turns(every)
+        assert looked_up == kept and "user_turns" in idx.store.reusable()
+        # the agent session's user and David (an agent's user); never the named people
+        assert flagged_paths(idx, kept) == {(agent, "user"), (named, "David (user)")}
+        assert not any(path == talk for path, _ in flagged_paths(idx, kept))
+
+        later = _write(
+            repo, "ses_later", 3, [("user", None, "Pin bun 1.1."), ("agent", None, "Pinned.")]
+        )
+        commit_all(repo, "conversation: a later session")
+        with SearchIndex(repo) as other:  # another connection writes memory.db
+            other.catch_up()
+        assert "user_turns" not in idx.store.reusable()  # its commit emptied what was kept
+        every = [cid for (cid,) in idx.store.conn.execute("SELECT id FROM chunks ORDER BY id")]
+        assert idx.query.user_turns(every) == idx.query.user_turns(every)
+        assert (later, "user") in flagged_paths(idx, idx.query.user_turns(every))
+        hits = idx.search("pin bun", 5, explain=True)
+        assert hits[0].path == later and hits[0].explain["user_turn_factor"] == USER_TURN_FACTOR
+
+
 def test_a_long_agent_turn_beside_a_user_turn_shown_is_a_result_of_its_own(agent_repo) -> None:
     repo, agent, _, _ = agent_repo
     with SearchIndex(repo) as idx:
