@@ -81,15 +81,17 @@ SAID = [
 ]
 
 
-def test_a_damaged_line_of_a_json_lines_log_is_skipped_and_every_other_kept(
+def test_a_damaged_line_of_a_json_lines_log_is_kept_or_skipped_and_every_other_kept(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
     """One byte that is not UTF-8 refused a whole log ("is not valid UTF-8 (byte 1759);
-    re-encode it"): a `\\xff` in one message, or a final line cut in the middle of a
-    character as a crash leaves a log being written; NUL padding at the end was refused as
-    binary in a small file and imported from a big one. A log of JSON lines is read line
-    by line: such a line is skipped and counted like a malformed one, with its number,
-    the padding is trimmed, and every other line is kept."""
+    re-encode it"), and then dropped its whole message: a `\\xff` in one message. A final
+    line cut in the middle of a character as a crash leaves a log being written; NUL
+    padding at the end was refused as binary in a small file and imported from a big one.
+    A log of JSON lines is read line by line: the message with a bad byte is kept, the
+    byte read as U+FFFD, and the file's warning says so; the cut line is skipped and
+    counted like a malformed one, with its number; the padding is trimmed; every other
+    line is kept."""
     bad_byte = tmp_path / "badutf8.jsonl"
     bad_byte.write_bytes(
         _claude_log("bad-byte", SAID[:2])
@@ -103,14 +105,14 @@ def test_a_damaged_line_of_a_json_lines_log_is_skipped_and_every_other_kept(
     padded.write_bytes(_claude_log("padded", SAID) + b"\x00" * 4096)
     report = import_files(memory_repo, [bad_byte, cut, padded])
     assert report.refused == [], report.refused
-    assert report.bad_lines == 2
-    assert f"{bad_byte}:3: skipped (not valid UTF-8 at byte 62 of the line)" in report.warnings
+    assert report.bad_lines == 1
+    told = (
+        f"{bad_byte}: 1 line with bytes that are not UTF-8 (the first: line 3, byte 62) was "
+        "read with each such byte as U+FFFD (\ufffd)"
+    )
+    assert told in report.warnings and told in summarize(report.warnings)
     assert f"{cut}:4: skipped (not valid UTF-8: cut off in the middle of a character)" in (
         report.warnings
-    )
-    assert (
-        f"{bad_byte}: 1 line skipped: not UTF-8 (first at line 3); every good line was kept"
-        in summarize(report.warnings)
     )
     read = {
         t.meta.session_id: [turn.text for turn in t.turns]
@@ -118,7 +120,7 @@ def test_a_damaged_line_of_a_json_lines_log_is_skipped_and_every_other_kept(
     }
     texts = [text for _, text in SAID]
     assert read == {
-        "bad-byte": [texts[0], texts[1], texts[3]],
+        "bad-byte": [texts[0], texts[1], "a \ufffd\ufffd b", texts[3]],
         "cut-off": texts[:3],
         "padded": texts,
     }

@@ -96,9 +96,11 @@ def read_text(path: Path, report: ImportReport | None = None) -> str:
     A BOM is dropped, and so is NUL padding at the end (a file preallocated, or a write a
     crash left half done). A log of JSON lines (named .jsonl or .ndjson, or whose first
     line is a JSON object on its own) is read line by line, as its reader reads it: a line
-    that is not UTF-8 or holds NUL bytes (a bad byte, a final line cut in the middle of a
-    character) is skipped and counted in REPORT like a malformed line, left blank so the
-    others keep their numbers. A whole document (a JSON file, a Markdown export) is one
+    with a byte that is not UTF-8 is kept, each such byte read as U+FFFD (a message with
+    one damaged character is still the message; REPORT says so); a line that holds NUL
+    bytes, or a final line cut in the middle of a character (a log being written), is
+    skipped and counted in REPORT like a malformed line, left blank so the others keep
+    their numbers. A whole document (a JSON file, a Markdown export) is one
     text, and a bad byte inside it cannot be dropped without changing what it says: only a
     character cut off at its very end is left out (with a warning); any other bad byte
     refuses the file, saying where, for it to be re-encoded. ImportFormatError for UTF-16
@@ -186,11 +188,15 @@ def _line_oriented(path: Path, raw: bytes) -> bool:
 
 
 def _readable_lines(path: Path, raw: bytes, report: ImportReport) -> str:
-    """RAW, a log of JSON lines, with each line that cannot be read as UTF-8 text left
-    blank and counted in REPORT; refused as no text when those are most of its lines."""
+    """RAW, a log of JSON lines: a line with bytes that are not UTF-8 kept with each read
+    as U+FFFD (told in REPORT once for the file), one with NUL bytes or a last line cut
+    in the middle of a character left blank and counted in REPORT; refused when such
+    lines are most of its lines (no text, or text of another encoding: every accent of a
+    CP1252 log would be a U+FFFD)."""
     lines = raw.split(b"\n")
     out: list[str] = []
     bad: list[tuple[int, str]] = []
+    mended: list[tuple[int, int]] = []  # (line, byte): kept with U+FFFD in place of bytes
     for n, line in enumerate(lines, 1):
         if b"\x00" in line:
             why = "NUL bytes in it"
@@ -199,24 +205,33 @@ def _readable_lines(path: Path, raw: bytes, report: ImportReport) -> str:
                 out.append(line.decode("utf-8"))
                 continue
             except UnicodeDecodeError as exc:
-                why = (
-                    "not valid UTF-8: cut off in the middle of a character"
-                    if n == len(lines) and _cut_off(exc, line)
-                    else f"not valid UTF-8 at byte {exc.start} of the line"
-                )
+                if not (n == len(lines) and _cut_off(exc, line)):
+                    out.append(line.decode("utf-8", "replace"))
+                    mended.append((n, exc.start))
+                    continue
+                why = "not valid UTF-8: cut off in the middle of a character"
         out.append("")
         bad.append((n, why))
-    kept = sum(1 for line in out if line.strip())
-    if len(bad) > kept:
+    unread = len(bad) + len(mended)
+    clean = sum(1 for line in out if line.strip()) - len(mended)
+    if unread > clean:
         if any(b"\x00" in lines[n - 1] for n, _ in bad):
             raise ImportFormatError(f"{path} {_BINARY}")
+        first = min([n for n, _ in bad] + [n for n, _ in mended])
         raise ImportFormatError(
-            f"{path} is not valid UTF-8 ({len(bad)} of its {len(bad) + kept} lines, the first "
-            f"line {bad[0][0]}); re-encode it as UTF-8 (such as `iconv -f CP1252 -t UTF-8`, from "
+            f"{path} is not valid UTF-8 ({unread} of its {unread + clean} lines, the first "
+            f"line {first}); re-encode it as UTF-8 (such as `iconv -f CP1252 -t UTF-8`, from "
             "the encoding it was written in)."
         )
     for n, why in bad:
         report.skip_line(str(path), n, why)
+    if mended:
+        n, at = mended[0]
+        report.warnings.append(
+            f"{path}: {counted(len(mended), 'line')} with bytes that are not UTF-8 (the first: "
+            f"line {n}, byte {at}) {'was' if len(mended) == 1 else 'were'} read with each such "
+            "byte as U+FFFD (\ufffd)"
+        )
     return "\n".join(out)
 
 
