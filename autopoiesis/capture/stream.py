@@ -15,9 +15,10 @@ Each event is applied as it arrives (appended and fsynced). `session_id` may be 
 while exactly one session is open. A session event without `started` / `ended` takes its
 `timestamp`, as the other events do. A chat API's message is read as it is sent: content
 parts are their text, `content: null` is no turn, the role "tool" is a tool's output. A
-refused event (bad JSON, invalid UTF-8, unknown event or role, a message before its
+refused event (bad JSON, UTF-16, unknown event or role, a message before its
 session_start, an unknown session, a second session_end, a bad session id) is reported
-with its line number and skipped; everything else in the stream is still captured, and the
+with its line number and skipped; an event with bytes that are not UTF-8 is kept, each
+read as U+FFFD, with a warning; everything else in the stream is still captured, and the
 exit status says that something was refused. The later events of a session whose
 session_start was refused are refused saying so, and why. `cwd`, the folder the agent
 works in, gives the transcript its `project:` (the git repository it is in) unless
@@ -52,6 +53,7 @@ from autopoiesis.capture.session import (
     event_time,
 )
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.text import decode_replacing
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
 TOO_DEEP = (
@@ -439,15 +441,17 @@ def process_stream(
                 if not raw.strip():
                     continue
                 report.events += 1
-                try:
-                    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-                except UnicodeDecodeError as exc:
-                    report.refused.append(
-                        f"line {number}: {UTF16}"
-                        if number == 1 and raw.startswith(_UTF16_BOMS)
-                        else f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON."
+                text, bad_at = decode_replacing(raw) if isinstance(raw, bytes) else (raw, None)
+                if bad_at is not None:
+                    if number == 1 and raw.startswith(_UTF16_BOMS):
+                        report.refused.append(f"line {number}: {UTF16}")
+                        continue
+                    # a stray byte (a tool's binary output) does not cost the message
+                    warnings.warn(
+                        f"line {number}: bytes that are not UTF-8 (the first at byte {bad_at}) "
+                        "were read as U+FFFD (\ufffd); send UTF-8 JSON.",
+                        stacklevel=1,
                     )
-                    continue
                 if number == 1 and text.startswith("\ufeff"):
                     text = text[1:]  # a byte order mark (PowerShell's pipes, Notepad's files)
                 try:

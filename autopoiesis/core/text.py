@@ -157,6 +157,16 @@ def typed_bytes(text: str) -> bytes:
         return utf8_safe(text).encode("utf-8")
 
 
+def decode_replacing(data: bytes) -> tuple[str, int | None]:
+    """DATA as UTF-8 text with each byte that is not UTF-8 read as U+FFFD, and where the
+    first such byte is (None: DATA is all UTF-8). A line of a harness's log or stream with
+    one stray byte is still its message (capture's stream, import's logs of JSON lines)."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("utf-8", "replace"), exc.start
+
+
 def decode_utf8_tail(data: bytes) -> str:
     """DATA as UTF-8 when it is valid except for a character cut off at its very end (a
     write killed half-way): that partial character is dropped. Any other invalid byte

@@ -125,7 +125,6 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git)
             "unknown session",
         ),
         (b"not json\n", "not valid JSON"),
-        (b'{"event": "message", "role": "user", "content": "\xff\xfe"}\n', "not valid UTF-8"),
         (b'{"event": "explode"}\n', "unknown event"),
         (b'{"type": "message", "role": "user", "content": "x"}\n', '"event", not "type"'),
         (b'{"event": "tool_call", "tool_name": "Bash", "args": "ls"}\n', '"tool", not "tool_name"'),
@@ -155,6 +154,29 @@ def test_bad_events_are_refused_and_nothing_else_is_lost(
     assert len(report.closed) == 1
     assert "kept" in (memory_repo.root / report.closed[0].path).read_text()
     assert not list((memory_repo.root.parent).glob("etc*"))
+
+
+def test_a_message_with_a_byte_that_is_not_utf8_is_kept_with_a_warning(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A stray byte in one event (a tool's binary output sent as it came) refused the
+    whole event, and the message was lost; it is kept, the byte read as U+FFFD, and the
+    warning names the line. A UTF-16 stream is still refused, with how to convert it."""
+    lines = (
+        events(start("odd"))
+        + [b'{"event": "message", "role": "user", "content": "fix the caf\xe9 bug"}\n']
+        + events({"event": "session_end", "session_id": "odd"})
+    )
+    report = process_stream(memory_repo, lines)
+    assert report.refused == []
+    text = (memory_repo.root / report.closed[0].path).read_text(encoding="utf-8")
+    assert "fix the caf\ufffd bug" in text
+    assert any(
+        w.startswith("line 2: bytes that are not UTF-8 (the first at byte") and "U+FFFD" in w
+        for w in report.warnings
+    ), report.warnings
+    wide = process_stream(memory_repo, ['{"event": "session_start"}\n'.encode("utf-16")])
+    assert len(wide.refused) == 1 and "UTF-16" in wide.refused[0]
 
 
 def test_out_of_order_and_unknown_role(memory_repo: MemoryRepo) -> None:

@@ -48,7 +48,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.sqlite import database_tables, is_database
-from autopoiesis.core.text import counted, one_line
+from autopoiesis.core.text import counted, decode_replacing, one_line
 from autopoiesis.errors import (
     AutopoiesisError,
     ImportFormatError,
@@ -201,15 +201,13 @@ def _readable_lines(path: Path, raw: bytes, report: ImportReport) -> str:
         if b"\x00" in line:
             why = "NUL bytes in it"
         else:
-            try:
-                out.append(line.decode("utf-8"))
+            text, bad_at = decode_replacing(line)
+            if bad_at is None or not (n == len(lines) and _cut_off_at(bad_at, line)):
+                out.append(text)
+                if bad_at is not None:
+                    mended.append((n, bad_at))
                 continue
-            except UnicodeDecodeError as exc:
-                if not (n == len(lines) and _cut_off(exc, line)):
-                    out.append(line.decode("utf-8", "replace"))
-                    mended.append((n, exc.start))
-                    continue
-                why = "not valid UTF-8: cut off in the middle of a character"
+            why = "not valid UTF-8: cut off in the middle of a character"
         out.append("")
         bad.append((n, why))
     unread = len(bad) + len(mended)
@@ -261,6 +259,15 @@ def _whole_document(path: Path, raw: bytes, report: ImportReport) -> str:
 def _cut_off(exc: UnicodeDecodeError, data: bytes) -> bool:
     """Whether EXC says DATA ends in the middle of a character (and is fine before it)."""
     return exc.end == len(data) and exc.reason == "unexpected end of data"
+
+
+def _cut_off_at(start: int, data: bytes) -> bool:
+    """Whether DATA, valid UTF-8 up to START, ends in the middle of a character there."""
+    try:
+        data[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _cut_off(exc, data[start:])
+    return False
 
 
 def read_sessions(
