@@ -252,15 +252,17 @@ def gate_report_cmd(
     decisions: bool = typer.Option(False, "--decisions", help="List the individual decisions too."),
 ) -> None:
     """Activation rates, gate yes/no rates and score distributions per topic, with
-    threshold suggestions."""
+    threshold suggestions, over the decisions the gate log keeps (its latest months)."""
     from autopoiesis.topics.gate import GateLog, gate_report
     from autopoiesis.topics.loader import load_topics
 
     repo = get_repo(ctx)
     rows = GateLog(repo).decisions()
     stats = gate_report(rows, load_topics(repo).topics)
+    # the log keeps its latest decisions (core/paths' STATE_LOG_KEEP_BYTES): say from when
+    since = min((d.timestamp for d in rows), default=None)
     if as_json:
-        data: dict[str, Any] = {"topics": [s.as_dict() for s in stats]}
+        data: dict[str, Any] = {"since": since, "topics": [s.as_dict() for s in stats]}
         if decisions:
             data["decisions"] = [d.as_dict() for d in rows]
         echo_json(data)
@@ -268,6 +270,7 @@ def gate_report_cmd(
     if not stats:
         typer.echo("No gate decisions logged yet (they are written as messages are processed).")
         return
+    typer.echo(f"{len(rows)} decisions since {since} (the gate log keeps its latest months)")
     typer.echo(
         f"{'topic':<26} {'decided':>7} {'activ%':>6} {'gated':>5} {'yes%':>5} {'useful':>7}   "
         "tier-2 score min/p25/med/p75/max"

@@ -100,8 +100,8 @@ def daemon_start(
     if pid is not None:
         typer.echo(f"the daemon already runs (pid {pid})")
         return
-    out = repo.state_path("logs", "daemon.out")
-    with open(out, "ab") as fh:
+    out = repo.state_file("daemon_out")
+    with repo.open_state_log("daemon_out") as fh:
         start_of_this_run = fh.tell()  # the file keeps every earlier daemon's output too
         proc = subprocess.Popen(
             [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],

@@ -16,16 +16,17 @@ import posixpath
 import re
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import NotAMemoryRepo, UnsafePathError
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
+    from autopoiesis.core.events import EventLog
     from autopoiesis.core.redact import Redactor
 
 KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "procedures", "reference")
@@ -99,6 +100,10 @@ STATE_FILES = {
     "daemon_state": ("daemon", "state.json"),
     "daemon_status": ("daemon", "status.json"),
     "daemon_log": ("logs", "daemon.jsonl"),
+    # the background daemon's own output (`daemon start`, launchd), and the detached
+    # harness import's (integrations/sessions.py)
+    "daemon_out": ("logs", "daemon.out"),
+    "harness_import_log": ("logs", "harness-import.log"),
     # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
     "daemon_socket": ("daemon", "serve.sock"),
     "mcp_socket": ("daemon", "mcp.sock"),
@@ -108,6 +113,36 @@ STATE_FILES = {
     # the knowledge files the writer wrote and no commit has carried yet (knowledge/documents)
     "knowledge_written": ("lifecycle", "written.txt"),
     "sync_health": ("sync", "health.json"),  # the last sync that worked, and what stops one
+}
+
+_MiB = 1024 * 1024
+
+# The state files that are logs appended to on every event, and how much of their latest
+# rows each keeps: past that the file is renamed NAME.1 (the generation before dropped) by
+# the next append, so a log holds between its cap and twice it, and its readers read both
+# generations (core/events). Every writer takes its log from `MemoryRepo.state_log`, so a
+# cap is decided here and nowhere else. Each keeps months of normal use, a row's size
+# measured, and bounds what a reader that parses a whole log reads (`gate report`).
+STATE_LOG_KEEP_BYTES = {
+    # a GateDecision per candidate topic of a message (~420 bytes measured): some 40,000
+    # decisions, two months of 600 a day (a heavy day with a dozen gated topics), twice
+    # that with gate-decisions.jsonl.1; `gate report` and `gate feedback` read what is kept
+    "gate_log": 16 * _MiB,
+    # extraction's left-out changes, fall-backs and failures, prune's rejected compactions
+    # (200 bytes to 2 KB a row, tens a day): well over half a year
+    "lifecycle_log": 8 * _MiB,
+    # a line a hook call (~207 bytes measured over 935 calls), thousands a week: some 50 MB
+    # a year when it was never cut; 10 MiB is some 50,000 calls, weeks of them
+    "harness_log": 10 * _MiB,
+    # a line a job's start, end or failure (~200 bytes), a few thousand a day: two months
+    "daemon_log": 20 * _MiB,
+    # the background index sync's output, appended by each sync it starts (a few lines a
+    # commit): rotated when a sync is started past it (`MemoryRepo.open_state_log`)
+    "index_sync_log": 4 * _MiB,
+    # a daemon's start-up and its errors on stderr, a detached import's failures: rotated
+    # when the next one is started past it
+    "daemon_out": 4 * _MiB,
+    "harness_import_log": 4 * _MiB,
 }
 
 # What this machine keeps about the repository in its git folder (`.git/autopoiesis/`,
@@ -759,6 +794,20 @@ class MemoryRepo:
         if not create:
             return self.state_dir.joinpath(*STATE_FILES[name])
         return self.state_path(*STATE_FILES[name])
+
+    def state_log(self, name: str, *, redact: Callable[[str], str] | None = None) -> EventLog:
+        """The JSON-lines log NAME of STATE_FILES, bounded by its STATE_LOG_KEEP_BYTES (REDACT,
+        when given, applied to every string written)."""
+        from autopoiesis.core.events import EventLog  # not on the git hooks' light path
+
+        return EventLog(self.state_file(name), redact=redact, keep_bytes=STATE_LOG_KEEP_BYTES[name])
+
+    def open_state_log(self, name: str) -> BinaryIO:
+        """The plain-text log NAME of STATE_FILES opened to append a process's output to,
+        renamed NAME.1 first when past its STATE_LOG_KEEP_BYTES (as `state_log` rotates)."""
+        from autopoiesis.core.events import open_for_append
+
+        return os.fdopen(open_for_append(self.state_file(name), STATE_LOG_KEEP_BYTES[name]), "ab")
 
     def session_lock_path(self, session_id: str) -> Path:
         return self.state_path("locks", f"session-{session_id}.lock")

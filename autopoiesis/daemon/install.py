@@ -86,7 +86,7 @@ def systemd_unit(repo: MemoryRepo, python: str = sys.executable) -> str:
 
 
 def launchd_plist(repo: MemoryRepo, python: str = sys.executable) -> str:
-    log = repo.state_path("logs", "daemon.out")
+    log = repo.state_file("daemon_out")
     return plistlib.dumps(
         {
             "Label": f"dev.autopoiesis.{unit_name(repo)}",

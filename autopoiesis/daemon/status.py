@@ -32,8 +32,6 @@ from autopoiesis.core.paths import FileLock, MemoryRepo, atomic_write
 from autopoiesis.errors import AutopoiesisError, TimestampError
 from autopoiesis.git.repo import process_start
 
-LOG_ROTATE_BYTES = 20 * 1024 * 1024
-
 
 class DaemonRunningError(AutopoiesisError):
     """Another daemon holds this memory repo."""
@@ -278,9 +276,10 @@ def format_status(report: dict[str, Any]) -> str:
 
 # ── the log ──
 def daemon_log(repo: MemoryRepo) -> EventLog:
-    """The daemon's log, rotated past LOG_ROTATE_BYTES (daemon.jsonl.1 the generation
-    before): a daemon that runs for months keeps its log bounded."""
-    return EventLog(repo.state_file("daemon_log"), keep_bytes=LOG_ROTATE_BYTES)
+    """The daemon's log, rotated past its cap (core/paths' STATE_LOG_KEEP_BYTES;
+    daemon.jsonl.1 the generation before): a daemon that runs for months keeps its log
+    bounded."""
+    return repo.state_log("daemon_log")
 
 
 # the job column of the daemon's own lines (started, stopping, ...), which name no job

@@ -481,9 +481,8 @@ def post_commit(root: Path) -> int:
     repo = MemoryRepo(root)
     if not repo.index_path.exists():
         return 0
-    log = repo.state_file("index_sync_log")
     try:
-        with open(log, "ab") as out:
+        with repo.open_state_log("index_sync_log") as out:
             subprocess.Popen(
                 [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(repo.root)],
                 cwd=repo.root,

@@ -52,13 +52,12 @@ SYNC_MODULE = (
 def spawn_background(repo: MemoryRepo, *, rebuild: bool = False, build: bool = False) -> int:
     """Start the background sync of REPO (after a full rebuild with REBUILD; after going
     on with a build in steps under way with BUILD, index/build.py); returns its pid."""
-    log = repo.state_file("index_sync_log")
     args = [sys.executable, "-m", SYNC_MODULE, "--root", str(repo.root)]
     if rebuild:
         args.append("--rebuild")
     if build:
         args.append("--build")
-    with open(log, "ab") as out:
+    with repo.open_state_log("index_sync_log") as out:
         proc = subprocess.Popen(
             args,
             cwd=repo.root,

@@ -36,21 +36,11 @@ def session_key(harness: str, session: str) -> str:
     return f"{harness}:{session}"
 
 
-# What the harness log keeps of its latest rows (twice this at most, with harness.jsonl.1):
-# a line is about 200 bytes, and a coding agent calls a hook thousands of times a week, so
-# it grew by some 50 MB a year and for ever; 10 MB is some 50,000 calls, weeks of them.
-HARNESS_LOG_KEEP_BYTES = 10 * 1024 * 1024
-
-
 def harness_log(repo: MemoryRepo) -> EventLog:
     """The event log of every hook call and background import (.autopoiesis/logs/harness.jsonl),
-    redacted: it records what a harness handed the hooks. Rotated past
-    HARNESS_LOG_KEEP_BYTES."""
-    return EventLog(
-        repo.state_file("harness_log"),
-        redact=repo.redactor().redact,
-        keep_bytes=HARNESS_LOG_KEEP_BYTES,
-    )
+    redacted: it records what a harness handed the hooks; bounded as core/paths'
+    STATE_LOG_KEEP_BYTES says."""
+    return repo.state_log("harness_log", redact=repo.redactor().redact)
 
 
 @dataclass(frozen=True)
@@ -140,8 +130,7 @@ def spawn_import(repo: MemoryRepo, keys: Iterable[str]) -> int | None:
     keys = list(keys)
     if not keys:
         return None
-    out_path = repo.state_path("logs", "harness-import.log")
-    with open(out_path, "ab") as out:
+    with repo.open_state_log("harness_import_log") as out:
         proc = subprocess.Popen(
             [
                 sys.executable,

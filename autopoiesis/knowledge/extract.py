@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.clock import utc_now
-from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.core.text import counted
 from autopoiesis.errors import (
@@ -230,7 +229,7 @@ class KnowledgeExtractor(LLMStage):
         self._own_state = state is None
         self.now = now
         self.writer = KnowledgeWriter(repo)
-        self._log = EventLog((log_repo or repo).state_file("lifecycle_log"))
+        self._log = (log_repo or repo).state_log("lifecycle_log")
 
     # ── resources ──
     def close(self) -> None:
@@ -657,7 +656,7 @@ def on_session_end(
             str(exc).rstrip(". ") + ".",
         )
         try:
-            EventLog(repo.state_file("lifecycle_log")).append(
+            repo.state_log("lifecycle_log").append(
                 {"event": "on_session_end_failed", "path": str(transcript_path), "error": str(exc)}
             )
         except OSError:

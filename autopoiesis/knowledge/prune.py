@@ -40,7 +40,6 @@ from typing import Any
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
-from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import STOPWORDS, counted, words
 from autopoiesis.errors import (
@@ -581,7 +580,7 @@ class MemoryPruner(LLMStage):
         return verdict, self._commit(result, f"compact {rel}", commit)
 
     def _log_rejection(self, rel: str, verdict: CompactionVerdict) -> None:
-        EventLog(self.repo.state_file("lifecycle_log")).append(
+        self.repo.state_log("lifecycle_log").append(
             {
                 "ts": format_ts_micro(self.now()),
                 "event": "compaction_rejected",

@@ -45,6 +45,7 @@ from typing import Any
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
+from autopoiesis.core.events import previous_generation
 from autopoiesis.core.paths import CONVERSATIONS_DIR, STATE_FILES, MemoryRepo
 from autopoiesis.core.text import counted, is_utf8, noun, typed_bytes
 from autopoiesis.errors import GitError
@@ -726,7 +727,7 @@ def _clear_state(repo: MemoryRepo, pattern: re.Pattern[bytes] | None) -> list[st
             continue  # its files are llm_cache and llm_ledger, cleared by name
         _remove(path)
         cleared.append(str(path.relative_to(repo.root)))
-        rotated = path.with_name(path.name + ".1")  # a rotated log's generation before
+        rotated = previous_generation(path)  # a bounded log's generation before
         if rotated.exists():
             _remove(rotated)
             cleared.append(str(rotated.relative_to(repo.root)))

@@ -27,8 +27,8 @@ answer to `GATE_PROMPT` (`answer_gate_prompt`), for callers that ask the LLM cli
 directly.
 
 Every decision, bypasses and drops included, is appended to the gate log
-(``repo.state_file("gate_log")``, an EventLog: a `GateDecision` per line,
-docs/design.md#gate-metrics);
+(``repo.state_log("gate_log")``, an EventLog: a `GateDecision` per line,
+docs/design.md#gate-metrics; it keeps its latest months of decisions, older ones dropped);
 ``was_useful`` feedback is appended as separate lines and merged on reading, so the log
 is only ever appended to.
 """
@@ -45,7 +45,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from autopoiesis.core.clock import format_ts, utc_now
-from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
 from autopoiesis.formats.topic import DEFAULT_SIMILARITY_THRESHOLD, Topic
@@ -218,11 +217,13 @@ class GateDecision:
 
 
 class GateLog:
-    """The append-only log of gate decisions (an EventLog at repo.state_file("gate_log")).
-    Rows carry their own `timestamp` (a GateDecision field), so no `ts` is added."""
+    """The append-only log of gate decisions (an EventLog at repo.state_file("gate_log"),
+    bounded: it keeps its latest months, core/paths' STATE_LOG_KEEP_BYTES). Rows carry
+    their own `timestamp` (a GateDecision field), so no `ts` is added. A feedback line
+    whose decision was dropped with an older generation is merged into nothing."""
 
     def __init__(self, repo: MemoryRepo):
-        self.events = EventLog(repo.state_file("gate_log"))
+        self.events = repo.state_log("gate_log")
         self.path = self.events.path
 
     def append(self, decisions: Iterable[GateDecision]) -> None:
@@ -237,9 +238,10 @@ class GateLog:
             d for d in self.decisions() if d.id == decision_id or d.id.startswith(decision_id)
         ]
         if len(matches) != 1:
+            older = "" if matches else " (the log keeps its latest months: an older one is gone)"
             raise GateDecisionNotFound(
                 f"No single gate decision with id {decision_id!r} ({len(matches)} match); "
-                "list them with `autopoiesis gate report --decisions`."
+                f"list them with `autopoiesis gate report --decisions`{older}."
             )
         self.events.append(
             {

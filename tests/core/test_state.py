@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from autopoiesis.core.events import EventLog
-from autopoiesis.core.paths import STATE_FILES, MemoryRepo
+from autopoiesis.core.paths import STATE_FILES, STATE_LOG_KEEP_BYTES, MemoryRepo
 from autopoiesis.core.sqlite import open_db
 
 
@@ -143,17 +145,78 @@ def test_a_log_with_a_cap_is_rotated_and_read_across_its_generations(tmp_path: P
     assert not uncapped.previous.exists() and len(uncapped.rows()) == 50
 
 
+def test_a_kill_between_the_rotation_and_the_append_loses_no_row_written(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The rotation is one rename: a process killed right after it (before it opened the
+    new file and wrote its row) leaves every row written in PATH.1, PATH missing; readers
+    read them all, and the next append starts PATH again."""
+    from autopoiesis.core import events
+
+    real_replace = events.os.replace
+
+    def killed_after(src, dst):
+        real_replace(src, dst)
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(events.os, "replace", killed_after)
+    log = EventLog(tmp_path / "logs" / "l.jsonl", keep_bytes=500)
+    written = 0
+    with pytest.raises(SystemExit):
+        while True:
+            log.append({"n": written, "pad": "x" * 40})
+            written += 1
+    assert not log.path.exists() and log.previous.exists()
+    assert [row["n"] for row in log] == list(range(written))
+    monkeypatch.setattr(events.os, "replace", real_replace)
+    log.append({"n": written})
+    assert [row["n"] for row in log] == list(range(written + 1))
+
+
+def test_the_lifecycle_log_keeps_its_latest_events_within_its_cap(memory_repo, monkeypatch) -> None:
+    """Extraction and maintenance append to logs/lifecycle.jsonl every failure, left-out
+    change and rejected compaction, and it was never cut: it is rotated past its
+    STATE_LOG_KEEP_BYTES, its latest events kept and read across both generations."""
+    from autopoiesis.knowledge.extract import on_session_end
+
+    monkeypatch.setitem(STATE_LOG_KEEP_BYTES, "lifecycle_log", 1500)
+    for n in range(30):
+        gone = memory_repo.root / "raw" / "conversations" / f"gone-{n}.md"
+        assert on_session_end(memory_repo, gone, commit=False) is None  # logged, not raised
+    log = memory_repo.state_log("lifecycle_log")
+    sizes = [log.path.stat().st_size, log.previous.stat().st_size]
+    row = max(len(line) for line in log.previous.read_text().splitlines()) + 1
+    assert all(size < 1500 + row for size in sizes), sizes
+    kept = [int(r["path"].rsplit("-", 1)[1].removesuffix(".md")) for r in log]
+    assert kept == list(range(30 - len(kept), 30)) and len(kept) < 30
+
+
+def test_a_process_output_log_is_rotated_when_the_next_process_is_started_past_its_cap(
+    memory_repo: MemoryRepo, monkeypatch
+) -> None:
+    """The index sync's, the daemon's and a detached import's output files were appended by
+    each process started, for ever: past its cap the file becomes NAME.1 when the next one
+    is started."""
+    monkeypatch.setitem(STATE_LOG_KEEP_BYTES, "index_sync_log", 100)
+    for n in range(3):
+        with memory_repo.open_state_log("index_sync_log") as out:
+            out.write(f"sync {n} ".encode() + b"x" * 120 + b"\n")
+    path = memory_repo.state_file("index_sync_log")
+    assert path.read_text().startswith("sync 2 ")
+    assert path.with_name(path.name + ".1").read_text().startswith("sync 1 ")
+
+
 def test_the_harness_log_keeps_its_latest_calls_within_its_cap(memory_repo, monkeypatch) -> None:
     """Every hook call appends its line to .autopoiesis/logs/harness.jsonl (207 bytes a
     call measured over 935 calls): a year of a coding agent's hooks was some 50 MB, never
-    cut. It is rotated past HARNESS_LOG_KEEP_BYTES (its latest calls kept)."""
+    cut. It is rotated past its STATE_LOG_KEEP_BYTES (its latest calls kept)."""
     import io
     import json
 
     from autopoiesis.integrations import sessions
     from autopoiesis.integrations.runner import run_hook
 
-    monkeypatch.setattr(sessions, "HARNESS_LOG_KEEP_BYTES", 2000)
+    monkeypatch.setitem(STATE_LOG_KEEP_BYTES, "harness_log", 2000)
     for n in range(40):
         payload = {"session_id": f"s{n}", "cwd": "/tmp", "prompt": f"question {n}"}
         run_hook(

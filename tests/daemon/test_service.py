@@ -596,9 +596,10 @@ def test_the_daemons_log_is_rotated_past_its_cap_and_read_across_both(
     """The daemon's log is the event log's own rotation (EventLog keep_bytes), as the
     harness log is: past its cap the file becomes daemon.jsonl.1, and reading it gives
     the rows of both generations in order."""
+    from autopoiesis.core.paths import STATE_LOG_KEEP_BYTES
     from autopoiesis.daemon import status
 
-    monkeypatch.setattr(status, "LOG_ROTATE_BYTES", 400)
+    monkeypatch.setitem(STATE_LOG_KEEP_BYTES, "daemon_log", 400)
     for n in range(30):
         status.daemon_log(memory_repo).append({"job": "extract", "n": n})
     path = memory_repo.state_file("daemon_log")

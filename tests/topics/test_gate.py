@@ -265,6 +265,56 @@ def test_feedback_and_report(memory_repo: MemoryRepo) -> None:
     assert "suggestion:" in text
 
 
+def test_the_gate_log_keeps_its_latest_decisions_and_its_readers_read_both_generations(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line a candidate topic of every message (~420 bytes) went to
+    watch/gate-decisions.jsonl for ever. Past its cap the log becomes
+    gate-decisions.jsonl.1 (the generation before dropped); `gate report` and `gate
+    feedback` read both generations, the report says from when it counts, and feedback on
+    a decision dropped with an old generation says why it is not found."""
+    from autopoiesis.core.paths import STATE_LOG_KEEP_BYTES
+
+    monkeypatch.setitem(STATE_LOG_KEEP_BYTES, "gate_log", 3000)
+    log = GateLog(memory_repo)
+    for i in range(40):
+        log.append(
+            [
+                GateDecision(
+                    id=f"gd_{i:04d}",
+                    timestamp=f"2026-02-16T00:{i:02d}:00Z",
+                    message_hash=str(i),
+                    topic_name="deploy",
+                    tier1_matched=True,
+                    tier2_score=0.3,
+                    route="gate",
+                    gate_result=True,
+                    activated=True,
+                    source="llm",
+                )
+            ]
+        )
+    previous = log.events.previous
+    assert previous.exists() and previous.stat().st_size < 3000 + 400
+    assert log.path.stat().st_size < 3000 + 400
+    kept = [d.id for d in GateLog(memory_repo).decisions()]
+    assert 3000 // 400 < len(kept) < 40
+    assert kept == [f"gd_{i:04d}" for i in range(40 - len(kept), 40)]  # the latest, in order
+    oldest_kept = kept[0]  # in gate-decisions.jsonl.1
+    assert oldest_kept in previous.read_text()
+    log.feedback(oldest_kept, True)
+    assert [d.was_useful for d in log.decisions() if d.id == oldest_kept] == [True]
+    with pytest.raises(GateDecisionNotFound, match="keeps its latest months"):
+        log.feedback("gd_0000", True)
+    runner = CliRunner()
+    text = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report"]).output
+    since = f"2026-02-16T00:{40 - len(kept):02d}:00Z"
+    assert f"{len(kept)} decisions since {since}" in text
+    rep = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report", "--json"])
+    data = json.loads(rep.output)
+    assert data["since"] == since and data["topics"][0]["decisions"] == len(kept)
+
+
 def test_a_model_that_trickles_its_answer_is_given_the_gates_deadline_not_the_clients(
     memory_repo: MemoryRepo, openai_server
 ) -> None:
