@@ -50,7 +50,8 @@ Decisions this module makes (documented in the README too):
   before it, and is named after the first part with `+N` (`raw/.../HHMM-{id}-{slug}+2.md`,
   filed under the date of its first turn). `+` is in no session id and no slug, so
   `session_key` reads the session of a file from its name alone. A subagent's transcript
-  names its parent in `parent_session`.
+  names its parent in `parent_session`; a resumed session whose log began with a copy of
+  another's turns names that session in `resumes` and holds only its own turns.
 * **Project.** A session that ran in a git repository says so: `project:` the slug of
   its repository (core/project.py; a worktree or subfolder names its main repository) and
   `cwd:` the working folder, both optional and written only when the harness knew the
@@ -512,6 +513,23 @@ def continued_turns(
     return tuple(out) + tuple(current[len(filed) :])
 
 
+def repeated_start(filed: Sequence[Turn], current: Sequence[Turn]) -> int:
+    """How many of CURRENT's first turns are FILED's first turns (another session's, as it
+    stands) exactly: the same time, speaker and items. A resumed session's log begins
+    with a copy of the lines of the one it resumed, so its first turns are that one's as
+    they were filed; a log that only says the same words later, or answers otherwise,
+    is not a copy. The turns a continuation split off one turn count as that turn again
+    (`_rejoined`). 0 when even the first turn differs, or when the turns repeated hold no
+    turn of the agent's (a prompt alone is typed alike in two sessions; an answer at the
+    same minute is not)."""
+    same = 0
+    for old, new in zip(_rejoined(filed, current), current):
+        if old != new:
+            break
+        same += 1
+    return same if any(turn.role == "agent" for turn in current[:same]) else 0
+
+
 def _rejoined(filed: Sequence[Turn], current: Sequence[Turn]) -> list[Turn]:
     """FILED with the turns a continuation split off the turn before them folded back into
     it, where CURRENT holds that turn whole: a continuation files the results of a turn's
@@ -824,6 +842,7 @@ _NOT_TEXT = frozenset(
         "started",
         "ended",
         "parent_session",
+        "resumes",
         "part",
         "continues",
         "project",
@@ -836,7 +855,7 @@ def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
     """OBJ (a transcript, its meta, a turn, an item) with FN applied to every text field it
     holds, nested ones included: content, tool name/args/result, knowledge action, path and
     summary, attachment path, speaker name, title, model, channel, topic, tags, source. Only
-    what names a file or is autopoiesis' own (session_id, parent_session, part, continues,
+    what names a file or is autopoiesis' own (session_id, parent_session, resumes, part, continues,
     project, status, role, redaction counts, times) is left alone. This is how a sink redacts
     a whole transcript without listing its fields, so a field added later is redacted too."""
     return cast(_Mapped, _map(obj, fn))

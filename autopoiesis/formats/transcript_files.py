@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime
 from pathlib import Path
 
+from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.errors import TranscriptFormatError
 from autopoiesis.formats import transcript as tf
@@ -162,6 +164,20 @@ class SessionIndex:
                 if path.is_file():
                     out.append(path)
         return sorted(out)
+
+    def started_at(self, when: datetime) -> list[str]:
+        """The repo-relative paths of the first parts of sessions that started in the UTC
+        minute of WHEN (their names say it: `YYYY/MM/DD/HHMM-`), that exist."""
+        t = utc(when)
+        _, names = self._folders.get(t.strftime("%Y/%m/%d"), (0, []))
+        head = t.strftime("%H%M-")
+        return [
+            rel
+            for name in names
+            if name.startswith(head) and "+" not in name
+            for rel in [f"raw/conversations/{t.strftime('%Y/%m/%d')}/{name}"]
+            if (self.repo.root / rel).is_file()
+        ]
 
     def add(self, rel: str) -> None:
         """Record the transcript just written at REL (its folder is listed again next load,

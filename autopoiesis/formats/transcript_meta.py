@@ -124,6 +124,10 @@ class TranscriptMeta:
     redactions: tuple[tuple[str, int], ...] = ()
     knowledge_changes: tuple[KnowledgeChangeRef, ...] = ()
     parent_session: str | None = None  # the session that spawned this one (a subagent's)
+    # the session whose turns this session's log repeated first (a resumed Claude Code
+    # session's file begins with a copy of the one it resumed): those turns are filed
+    # there, and this session's own begin after them
+    resumes: str | None = None
     part: int = 1  # 2, 3, ... for the continuations of a session (see "Parts" above)
     continues: str | None = None  # the repo-relative path of the part before this one
     project: str | None = None  # the slug of the session's project (core/project.py)
@@ -145,6 +149,8 @@ class TranscriptMeta:
             object.__setattr__(self, "project", project_slug(str(self.project)) or None)
         if self.parent_session is not None:
             validate_session_id(self.parent_session)
+        if self.resumes is not None:
+            validate_session_id(self.resumes)
         if isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 1:
             raise TranscriptFormatError(
                 f"part must be a whole number from 1 up, not {self.part!r}."
@@ -183,6 +189,8 @@ def render_frontmatter(meta: TranscriptMeta) -> str:
         lines.append(f"cwd: {frontmatter.scalar(meta.cwd)}")
     if meta.parent_session is not None:
         lines.append(f"parent_session: {frontmatter.scalar(meta.parent_session)}")
+    if meta.resumes is not None:
+        lines.append(f"resumes: {frontmatter.scalar(meta.resumes)}")
     if meta.part > 1:
         lines.append(f"part: {int(meta.part)}")
         lines.append(f"continues: {frontmatter.scalar(meta.continues)}")
@@ -237,7 +245,8 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
         if not isinstance(data.get(key, 0) or 0, int):
             raise TranscriptFormatError(f"{where}: {key} must be a whole number.")
     part = _part(data, where)
-    parent = _parent_session(data, where)
+    parent = _session_field(data, "parent_session", where)
+    resumes = _session_field(data, "resumes", where)
     return TranscriptMeta(
         session_id=validate_session_id(str(data["session_id"])),
         started=parse_ts(data["started"], f"{where}: started"),
@@ -253,6 +262,7 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
         redactions=tuple((str(k), int(v)) for k, v in red.items()),
         knowledge_changes=changes,
         parent_session=parent,
+        resumes=resumes,
         part=part,
         continues=_opt_str(data, "continues"),
         project=_opt_str(data, "project"),
@@ -293,15 +303,16 @@ def _part(data: dict[str, Any], where: str) -> int:
     return part
 
 
-def _parent_session(data: dict[str, Any], where: str) -> str | None:
-    """`parent_session:` (a subagent's), a valid session id when given."""
-    parent = _opt_str(data, "parent_session")
-    if parent is not None:
+def _session_field(data: dict[str, Any], key: str, where: str) -> str | None:
+    """A field naming another session (`parent_session:`, a subagent's; `resumes:`), a
+    valid session id when given."""
+    value = _opt_str(data, key)
+    if value is not None:
         try:
-            validate_session_id(parent)
+            validate_session_id(value)
         except TranscriptFormatError as exc:
-            raise TranscriptFormatError(f"{where}: parent_session: {exc}") from None
-    return parent
+            raise TranscriptFormatError(f"{where}: {key}: {exc}") from None
+    return value
 
 
 def split_frontmatter(text: str, where: str = "transcript") -> tuple[dict[str, Any], str]:

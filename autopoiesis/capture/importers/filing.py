@@ -16,6 +16,11 @@ Transcripts are immutable, so a session read again is one of:
 * **changed**: an earlier turn differs or is gone. Refused, with the reason: an import
   never rewrites what is filed.
 
+A session not filed yet whose log begins with the turns of other filed sessions (a
+resumed Claude Code session's log begins with a copy of the one it resumed) is filed
+without them, saying `resumes:` that session; one whose every turn is filed so is
+skipped. So each turn is filed once, whichever log is imported first (`_found_resumed`).
+
 Which session ids are filed is answered by the session index (capture.session_index),
 kept in a state file, so filing stays as fast with thousands of transcripts as with none.
 """
@@ -224,9 +229,34 @@ def _place(
                 "read them as the parent agent's); nothing written."
             )
             return None, None
-        slug = tf.slug_from_turns(p.raw.turns, p.raw.meta.topic)
-        return tf.transcript_relpath(sid, p.raw.meta.started, slug), p.text
+        resumed = _found_resumed(repo, index, p.transcript)
+        if resumed is None:
+            slug = tf.slug_from_turns(p.raw.turns, p.raw.meta.topic)
+            return tf.transcript_relpath(sid, p.raw.meta.started, slug), p.text
+        t, held_in = resumed
+        if not t.turns:
+            report.skipped_duplicates.append(held_in)
+            report.warnings.append(
+                f"{p.where}: every turn of it is filed in {held_in} already (the log of a "
+                "session resumed from this one repeats its turns); nothing written."
+            )
+            return None, None
+        slug = tf.slug_from_turns(t.turns, t.meta.topic)
+        return tf.transcript_relpath(sid, t.meta.started, slug), tf.render(t)
     t = p.transcript
+    if parts[0][1].meta.resumes is not None:
+        try:
+            t = _after_resumed_chain(repo, index, t, parts[0][1].meta.resumes)
+        except TranscriptFormatError as exc:
+            report.refuse(
+                p.where,
+                f"a part of the session it resumes cannot be read ({exc}); restore it "
+                "(`git checkout -- FILE`) and import again.",
+            )
+            return None, None
+        if not t.turns:  # its log holds only what it repeated of the session it resumed
+            report.skipped_duplicates.extend(rel for rel, _ in parts)
+            return None, None
     open_parts = [rel for rel, p in parts if p.meta.status == "open"]
     if open_parts:
         report.refuse(
@@ -318,6 +348,112 @@ def _filed_in_parent(repo: MemoryRepo, index: SessionIndex, t: tf.Transcript) ->
     return None
 
 
+def _found_resumed(
+    repo: MemoryRepo, index: SessionIndex, t: tf.Transcript
+) -> tuple[tf.Transcript, str] | None:
+    """When T, a session not filed yet, begins with the turns of other sessions filed (its
+    log is a resumed session's, which begins with a copy of the one it resumed, itself
+    perhaps resumed from another): T without those turns, `resumes:` the session that
+    holds the last of them, and the file that holds its first; None when it begins with
+    no filed session's turns. Whichever log is imported first, each turn is filed once:
+    the earlier session's own log, imported after the resumed one, is all filed already.
+
+    The sessions looked at are those that started in the minute of T's first turn left
+    (a copy keeps its lines' times, so the session copied started then), taking the one
+    that holds the most of T's first turns (`formats.transcript.repeated_start`)."""
+    sid = t.meta.session_id
+    looked: set[str] = {sid}
+    resumes: str | None = None
+    held_in: str | None = None
+    turns = list(t.turns)
+    tokens_in, tokens_out = t.meta.tokens_in, t.meta.tokens_out
+    while turns:
+        best: tuple[int, str, list[tuple[str, tf.Transcript]]] | None = None
+        for rel in index.started_at(turns[0].time):
+            try:
+                other = tf.parse_meta(tf.decode((repo.root / rel).read_bytes(), rel), rel)
+                if other.session_id in looked:
+                    continue
+                looked.add(other.session_id)
+                parts = session_parts(repo, other.session_id, index)
+            except (OSError, TranscriptFormatError):
+                continue  # a file that cannot be read holds nothing to compare with
+            n = tf.repeated_start(_filed_turns(parts), turns)
+            if n and (best is None or n > best[0]):
+                best = (n, other.session_id, parts)
+        if best is None:
+            break
+        n, resumes, parts = best
+        held_in = held_in or parts[0][0]
+        turns = turns[n:]
+        if n >= len(_filed_turns(parts)):  # all of it repeated: its tokens are counted there
+            tokens_in -= sum(part.meta.tokens_in for _, part in parts)
+            tokens_out -= sum(part.meta.tokens_out for _, part in parts)
+    if resumes is None or held_in is None:
+        return None
+    return _without_repeated(t, turns, resumes, tokens_in, tokens_out), held_in
+
+
+def _filed_turns(parts: list[tuple[str, tf.Transcript]]) -> list[tf.Turn]:
+    """The turns of a session's filed PARTS as the conversation stands."""
+    return tf.as_it_stands([turn for _, part in parts for turn in part.turns])
+
+
+def _after_resumed_chain(
+    repo: MemoryRepo, index: SessionIndex, t: tf.Transcript, resumes: str
+) -> tf.Transcript:
+    """T, a session whose first part says it `resumes:` RESUMES, without the turns its log
+    repeats of that session and of the sessions that one resumed in turn, oldest first,
+    as when it was first filed (`_found_resumed`). TranscriptFormatError for a part of
+    them that cannot be read."""
+    chain: list[list[tuple[str, tf.Transcript]]] = []
+    seen = {t.meta.session_id}
+    current: str | None = resumes
+    while current is not None and current not in seen:
+        seen.add(current)
+        parts = session_parts(repo, current, index)
+        if not parts:
+            break  # its transcript is gone (forgotten): what is left of T is T's
+        chain.append(parts)
+        current = parts[0][1].meta.resumes
+    turns = list(t.turns)
+    tokens_in, tokens_out = t.meta.tokens_in, t.meta.tokens_out
+    for parts in reversed(chain):
+        filed = _filed_turns(parts)
+        n = tf.repeated_start(filed, turns)
+        turns = turns[n:]
+        if n and n >= len(filed):
+            tokens_in -= sum(part.meta.tokens_in for _, part in parts)
+            tokens_out -= sum(part.meta.tokens_out for _, part in parts)
+    return _without_repeated(t, turns, resumes, tokens_in, tokens_out)
+
+
+def _without_repeated(
+    t: tf.Transcript, turns: list[tf.Turn], resumes: str, tokens_in: int, tokens_out: int
+) -> tf.Transcript:
+    """T with only TURNS (its own, after those its log repeated of the session it
+    RESUMES), the tokens and redactions of those alone."""
+    if not turns:
+        return tf.Transcript(replace(t.meta, resumes=resumes), t.title, ())
+    counts: Counter[str] = Counter()
+
+    def count(text: str) -> str:
+        counts.update(marker_kinds(text))
+        return text
+
+    tf.map_text(tuple(turns), count)
+    meta = replace(
+        t.meta,
+        started=turns[0].time,
+        ended=max(t.meta.ended or turns[-1].time, turns[-1].time, turns[0].time),
+        tokens_in=max(0, tokens_in),
+        tokens_out=max(0, tokens_out),
+        redactions=tuple(sorted(counts.items())),
+        resumes=resumes,
+    )
+    return tf.Transcript(meta, t.title, tuple(turns))
+
+
 def _continuation(
     parts: list[tuple[str, tf.Transcript]], t: tf.Transcript, new: tuple[tf.Turn, ...]
 ) -> tf.Transcript:
@@ -343,6 +479,7 @@ def _continuation(
         redactions=tuple(sorted(counts.items())),
         part=last.meta.part + 1,
         continues=last_rel,
+        resumes=None,  # the first part says which session this one resumed
     )
     rendered = tf.render(tf.Transcript(meta, f"{first.title} (part {meta.part})", turns))
     return tf.parse(tf.decode(tf.encode(rendered)), first_rel)
