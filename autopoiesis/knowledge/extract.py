@@ -1,9 +1,13 @@
 """KnowledgeExtractor: runs extractors over transcripts, exactly once per version.
 
     from autopoiesis.knowledge.extract import KnowledgeExtractor
-    with KnowledgeExtractor(repo) as ex:
+    with KnowledgeExtractor(repo) as ex, ex.committing():
         report = ex.extract_pending()          # what cron runs (`autopoiesis extract --pending`)
         ex.commit(report)                      # memory: ... with a Session: line
+
+A run and its commit go inside `committing()`: another process's extraction, `remember`
+or pruning writing the same files between this run's writes and its commit would have
+its entries committed under this run's message (`KnowledgeExtractor.committing`).
 
 What is done is recorded twice (knowledge/state.py): in the local SQLite state (with the
 retry queue) and in the tracked record `knowledge/.extracted`, committed with the
@@ -33,14 +37,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from autopoiesis.core.clock import utc_now
-from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
+from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo
 from autopoiesis.core.text import counted
 from autopoiesis.errors import (
     AutopoiesisError,
@@ -230,6 +234,33 @@ class KnowledgeExtractor(LLMStage):
         self.now = now
         self.writer = KnowledgeWriter(repo)
         self._log = (log_repo or repo).state_log("lifecycle_log")
+        self._extract_lock: FileLock | None = None  # held by `committing`, for its runs
+
+    @contextlib.contextmanager
+    def committing(self) -> Iterator[Self]:
+        """Around the runs of one extraction and its `commit`: what they write is committed
+        before any other writer may change the same files. The extraction lock is taken
+        first (as a run takes it, so two extractions never wait on each other's locks in
+        opposite orders), then, offline, the knowledge writer's lock, held from the first
+        write to the commit. Released between the two (as it was), a second extraction,
+        a `remember` or the pruner wrote the same journal or MEMORY.md meanwhile, and the
+        first commit carried its entries under the first's message, the second commit
+        nothing; or the first commit took the files the other had recorded as written and
+        not committed yet (`written_not_committed`). With a model, the writer's lock is
+        not held while the model answers (docs/design.md#writer-passes): only each
+        wave's reads and writes, and the commit, hold it."""
+        lock = self.repo.lock("extract")
+        if not lock.acquire(timeout=300):
+            raise ExtractionError(
+                "Another extraction holds the lock for 5 minutes; try again when it has finished."
+            )
+        self._extract_lock = lock
+        try:
+            with contextlib.nullcontext() if self.use_llm else self.writer.batch():
+                yield self
+        finally:
+            self._extract_lock = None
+            lock.release()
 
     # ── resources ──
     def close(self) -> None:
@@ -351,12 +382,7 @@ class KnowledgeExtractor(LLMStage):
         respect_backoff: bool,
     ) -> ExtractionReport:
         acc = _Acc()
-        lock = self.repo.lock("extract")
-        if not lock.acquire(timeout=300):
-            raise ExtractionError(
-                "Another extraction holds the lock for 5 minutes; try again when it has finished."
-            )
-        try:
+        with contextlib.nullcontext() if self._extract_lock is not None else self.committing():
             self._run_chunk(
                 srcs,
                 exs,
@@ -366,8 +392,6 @@ class KnowledgeExtractor(LLMStage):
                 respect_backoff=respect_backoff,
                 force=force,
             )
-        finally:
-            lock.release()
         return acc.freeze()
 
     def _mark_done_from(self, acc: _Acc) -> None:
@@ -633,7 +657,7 @@ def on_session_end(
     try:
         if repo.config.lifecycle.extraction_trigger != "on_session_end":
             return None
-        with KnowledgeExtractor(repo) as ex:
+        with KnowledgeExtractor(repo) as ex, ex.committing():
             report = ex.extract_from_session(transcript_path)
             sha = ex.commit(report, summarize=summarize) if commit else None
         if report.failed:  # capture's only report of them: its output is the events'

@@ -94,7 +94,7 @@ class Demo:
             "autopoiesis extract --pending   (offline extractors: decisions, lessons, people, "
             "procedures, facts, journal)"
         )
-        with KnowledgeExtractor(repo) as ex:
+        with KnowledgeExtractor(repo) as ex, ex.committing():
             report = ex.extract_pending()
             sha = ex.commit(report)
         self.echo(report.summary())

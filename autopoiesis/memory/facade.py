@@ -374,7 +374,10 @@ class Memory:
 
         if commit:
             self._refuse_during_git_operation()
-        with KnowledgeExtractor(self.repo, llm=llm, progress=progress if pending else None) as ex:
+        with (
+            KnowledgeExtractor(self.repo, llm=llm, progress=progress if pending else None) as ex,
+            ex.committing(),  # what it writes is committed before another writer writes
+        ):
             if pending:
                 report = ex.extract_pending(extractors)
             else:
