@@ -38,7 +38,7 @@ def llm_usage(
     start = parse_date_option(since, "--since")
     repo = get_repo(ctx)
     # Read the ledger directly: no client (and no config validation of llm:) needed to report.
-    rows = summarize_usage(Ledger(repo.state_file("llm_ledger")).rows(), start)
+    rows = summarize_usage(Ledger.of(repo).rows(), start)
     if as_json:
         echo_json([r.as_dict() for r in rows])
         return

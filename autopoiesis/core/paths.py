@@ -136,6 +136,9 @@ STATE_LOG_KEEP_BYTES = {
     "harness_log": 10 * _MiB,
     # a line a job's start, end or failure (~200 bytes), a few thousand a day: two months
     "daemon_log": 20 * _MiB,
+    # a line an LLM call (~250 bytes): some 130,000 calls, months of a gate asked on every
+    # prompt; the daily budget reads today's rows across both generations (llm/ledger.py)
+    "llm_ledger": 32 * _MiB,
     # the background index sync's output, appended by each sync it starts (a few lines a
     # commit): rotated when a sync is started past it (`MemoryRepo.open_state_log`)
     "index_sync_log": 4 * _MiB,

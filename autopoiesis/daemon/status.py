@@ -155,7 +155,7 @@ def llm_today(repo: MemoryRepo) -> dict[str, Any]:
     """LLM calls and tokens today (UTC), in all and per job, from the ledger."""
     from autopoiesis.llm.ledger import Ledger
 
-    totals = Ledger(repo.state_file("llm_ledger")).day_totals(today().isoformat())
+    totals = Ledger.of(repo).day_totals(today().isoformat())
     return {
         "day": totals.day,
         "calls": totals.calls,

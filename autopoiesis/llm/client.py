@@ -132,7 +132,7 @@ class LLMClient(RemoteCalls):
             if (repo is not None and use_cache)
             else None
         )
-        self.ledger = Ledger(repo.state_file("llm_ledger")) if repo is not None else None
+        self.ledger = Ledger.of(repo) if repo is not None else None
         #: The job this client works for (the daemon's job name): recorded on every ledger
         #: line; its paid tokens are capped at JOB_TOKEN_BUDGET (0: no cap), past which the
         #: stages answer offline like past the daily budget.

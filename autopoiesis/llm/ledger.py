@@ -16,10 +16,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from autopoiesis.core.events import EventLog
 from autopoiesis.llm.protocol import UsageRow
+
+if TYPE_CHECKING:
+    from autopoiesis.core.paths import MemoryRepo
 
 
 @dataclass
@@ -45,20 +48,30 @@ _MIDNIGHT_GRACE = "T23:59"
 
 
 class Ledger:
-    """The ledger is appended for ever (`llm usage` reports every day it holds), and a
-    new process checks today's spending before its first call: a prompt hook's gate is a
-    process a prompt. So today's totals are read from the end of the file back to today's
-    first line, never from its start, then kept up by reading only what was appended since.
+    """The ledger keeps months of calls (`llm usage` reports every day it holds): past
+    KEEP_BYTES it is renamed ledger.jsonl.1 and started again (core/events; its bound is
+    core/paths' STATE_LOG_KEEP_BYTES, `Ledger.of`). A new process checks today's spending
+    before its first call: a prompt hook's gate is a process a prompt. So today's totals
+    are read from the end of the file back to today's first line, never from its start
+    (and on into the generation before when the file began today), then kept up by
+    reading only what was appended since.
 
     `lines_read` counts the lines this Ledger parsed to count days: what its budget
     checks cost, which must follow today's lines, not the year's."""
 
-    def __init__(self, path: Path):
-        self.events = EventLog(path)
+    def __init__(self, path: Path, *, keep_bytes: int | None = None):
+        self.events = EventLog(path, keep_bytes=keep_bytes)
         self._lock = threading.Lock()
         self._scan_offset: int | None = None  # where today's unread lines start; None: unknown
+        self._scanned: tuple[int, int] | None = None  # (device, inode) of the file scanned
         self._totals = DayTotals()
         self.lines_read = 0
+
+    @classmethod
+    def of(cls, repo: MemoryRepo) -> Ledger:
+        """REPO's ledger (its state file `llm_ledger`), bounded as the state logs are."""
+        log = repo.state_log("llm_ledger")
+        return cls(log.path, keep_bytes=log.keep_bytes)
 
     @property
     def path(self) -> Path:
@@ -79,47 +92,73 @@ class Ledger:
 
         The budget is checked before every call, so this reads only the lines appended
         since the last look (an offset into the file), and the first look reads back from
-        the end only as far as today's first line; EventLog has no such reads, hence the
+        the end only as far as today's first line, into the generation before when the
+        file began today (it was rotated today); EventLog has no such reads, hence the
         direct file access."""
         with self._lock:
             if today != self._totals.day:
                 self._scan_offset, self._totals = None, DayTotals(today)
             try:
-                with open(self.path, "rb") as fh:
-                    size = fh.seek(0, os.SEEK_END)
-                    if self._scan_offset is not None and size < self._scan_offset:
-                        # the ledger was deleted or truncated: count it afresh
-                        self._scan_offset, self._totals = None, DayTotals(today)
-                    if self._scan_offset is None:
-                        self._scan_offset = self._start_of_day(fh, size, today)
-                    fh.seek(self._scan_offset)
-                    data = fh.read()
+                fh = open(self.path, "rb")
             except FileNotFoundError:
+                # never written, or renamed .1 by a rotation that no append followed yet
                 self._scan_offset, self._totals = None, DayTotals(today)
-                return DayTotals(today)
-            end = data.rfind(b"\n") + 1  # leave a half-written last line for next time
+                totals = DayTotals(today)
+                self._count_previous(totals, today)
+                return totals
+            with fh:
+                st = os.fstat(fh.fileno())
+                size, scanned = st.st_size, (st.st_dev, st.st_ino)
+                if self._scan_offset is not None and (
+                    scanned != self._scanned or size < self._scan_offset
+                ):
+                    # rotated, deleted or truncated since the last look: count it afresh
+                    self._scan_offset, self._totals = None, DayTotals(today)
+                if self._scan_offset is None:
+                    self._scanned = scanned
+                    self._scan_offset = self._start_of_day(fh, size, today)
+                    if self._scan_offset == 0:
+                        self._count_previous(self._totals, today)
+                fh.seek(self._scan_offset)
+                data = fh.read()
+            self._scan_offset += self._count(self._totals, data, today)
             t = self._totals
-            for line in data[:end].splitlines():
-                row = self._parse(line)
-                if row is None or row.get("day") != today:
-                    continue
-                t.calls += 1
-                t.errors += not row.get("ok", True)
-                paid = row.get("provider") != "offline" and not row.get("cached")
-                tokens = (
-                    (int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0))
-                    if paid
-                    else 0
-                )
-                t.tokens += tokens
-                if row.get("job"):
-                    j = t.jobs.setdefault(str(row["job"]), {"calls": 0, "tokens": 0})
-                    j["calls"] += 1
-                    j["tokens"] += tokens
-            self._scan_offset += end
             return DayTotals(
                 t.day, t.calls, t.tokens, t.errors, {k: dict(v) for k, v in t.jobs.items()}
             )
+
+    def _count_previous(self, t: DayTotals, today: str) -> None:
+        """Add to T today's rows of the generation before the file (ledger.jsonl.1), from
+        its today's first line: the current file began today, or is not there yet."""
+        try:
+            with open(self.events.previous, "rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(self._start_of_day(fh, size, today))
+                data = fh.read()
+        except FileNotFoundError:
+            return
+        self._count(t, data + b"\n", today)
+
+    def _count(self, t: DayTotals, data: bytes, today: str) -> int:
+        """Add TODAY's rows of DATA to T; the bytes read (a half-written last line is left
+        for next time)."""
+        end = data.rfind(b"\n") + 1
+        for line in data[:end].splitlines():
+            row = self._parse(line)
+            if row is None or row.get("day") != today:
+                continue
+            t.calls += 1
+            t.errors += not row.get("ok", True)
+            paid = row.get("provider") != "offline" and not row.get("cached")
+            tokens = (
+                (int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0)) if paid else 0
+            )
+            t.tokens += tokens
+            if row.get("job"):
+                j = t.jobs.setdefault(str(row["job"]), {"calls": 0, "tokens": 0})
+                j["calls"] += 1
+                j["tokens"] += tokens
+        return end
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
         self.lines_read += 1

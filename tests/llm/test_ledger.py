@@ -1,5 +1,5 @@
 """The usage ledger's day totals: what the daily budget counts, read by every new process
-(a prompt hook's gate is one a prompt) from a ledger appended for ever."""
+(a prompt hook's gate is one a prompt) from a ledger of months of calls, bounded."""
 
 from __future__ import annotations
 
@@ -150,3 +150,47 @@ def test_a_long_running_ledger_starts_the_next_day_afresh(tmp_path):
     assert ledger.day_totals(tomorrow.isoformat()).tokens == 11
     path.unlink()  # deleted: its state costs only re-asking
     assert ledger.day_totals(tomorrow.isoformat()).calls == 0
+
+
+def test_a_bounded_ledger_counts_today_across_the_rotation(tmp_path):
+    """The ledger grew for ever (~250 bytes a call); it is bounded now, renamed
+    ledger.jsonl.1 past its cap. A rotation in the middle of a day leaves today's first
+    rows in the generation before: the budget still counts them, in a fresh process, in
+    one that looked before the rotation, and when the rename was the last thing done."""
+    path = tmp_path / "ledger.jsonl"
+    _year_of_rows(path, 30)
+    today = TODAY.isoformat()
+    writer = Ledger(path, keep_bytes=path.stat().st_size + 1)
+    watching = Ledger(path)  # a long-running process: it looked before the rotation
+    rows = _todays_rows()
+    writer.append(rows[0])  # past the cap now: the next append rotates first
+    assert watching.day_totals(today).calls == 1
+    writer.append(rows[1])
+    assert watching.day_totals(today).calls == 2
+    for row in rows[2:]:
+        writer.append(row)
+    assert writer.events.previous.exists()
+    assert len(path.read_text().splitlines()) == 4  # today's last four, in the new file
+
+    expected = (5, 11 + 120 + 5, 1)
+    for ledger in (Ledger(path), watching):
+        totals = ledger.day_totals(today)
+        assert (totals.calls, totals.tokens, totals.errors) == expected
+    fresh = Ledger(path)
+    fresh.day_totals(today)
+    assert fresh.lines_read <= 2 * 5 + 2  # today's lines of both files, not the year's
+    path.rename(tmp_path / "aside")
+    writer.events.path.with_name("ledger.jsonl.1").rename(tmp_path / "aside.1")
+    (tmp_path / "aside").rename(writer.events.previous)  # renamed .1, no append since
+    assert Ledger(path).day_totals(today).calls == 4
+    assert watching.day_totals(today).calls == 4
+
+
+def test_a_repos_ledger_is_bounded_as_the_state_logs_are(tmp_path):
+    from autopoiesis.core.paths import STATE_LOG_KEEP_BYTES, MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    repo = MemoryRepo(init_memory_repo(tmp_path / "m", install_hooks=False, build_index=False).root)
+    ledger = Ledger.of(repo)
+    assert ledger.path == repo.state_file("llm_ledger")
+    assert ledger.events.keep_bytes == STATE_LOG_KEEP_BYTES["llm_ledger"]
