@@ -70,3 +70,41 @@ def write_closed_transcript(
         encoding="utf-8",
     )
     return rel
+
+
+def claude_code_exchange(
+    session: str,
+    n: int,
+    question: str,
+    answer: str,
+    *,
+    asked: str,
+    answered: str,
+    model: str = "claude-sonnet-4",
+    usage: tuple[int, int] = (100, 10),
+    chained: bool = False,
+    **fields: object,
+) -> list[dict[str, object]]:
+    """The two lines of a Claude Code log (its ~/.claude/projects JSONL) for exchange N of
+    SESSION: the user's QUESTION at ASKED (`u{N}`), then the assistant's ANSWER at ANSWERED
+    (`a{N}`, its message `msg_{N}` with the tokens of USAGE). CHAINED: each line names the
+    one before by `parentUuid` (the exchanges numbered from 0). FIELDS are added to both
+    lines (`cwd`, `version`, ...)."""
+    user: dict[str, object] = {**fields, "type": "user", "sessionId": session, "uuid": f"u{n}"}
+    agent: dict[str, object] = {**fields, "type": "assistant", "sessionId": session}
+    agent["uuid"] = f"a{n}"
+    if chained:
+        user["parentUuid"] = f"a{n - 1}" if n else None
+        agent["parentUuid"] = f"u{n}"
+    user |= {"timestamp": asked, "message": {"role": "user", "content": question}}
+    agent |= {
+        "timestamp": answered,
+        "message": {
+            "id": f"msg_{n}",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": answer}],
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        },
+    }
+    return [user, agent]

@@ -15,6 +15,7 @@ import pytest
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
+from autopoiesis.testing.samples import claude_code_exchange
 
 # Each builder writes the log at a STAGE: "first" (two exchanges), "grown" (the same two
 # and a third), "rewritten" (the second exchange changed, and grown) and returns the path
@@ -65,29 +66,15 @@ def openai(tmp: Path, stage: str) -> Path:
 def claude_code(tmp: Path, stage: str) -> Path:
     lines = []
     for i, (q, a) in enumerate(exchanges(stage)):
-        lines.append(
-            {
-                "type": "user",
-                "sessionId": "grow-cc",
-                "uuid": f"u{i}",
-                "timestamp": f"2026-04-01T10:0{i}:00Z",
-                "message": {"role": "user", "content": q},
-            }
-        )
-        lines.append(
-            {
-                "type": "assistant",
-                "sessionId": "grow-cc",
-                "uuid": f"a{i}",
-                "timestamp": f"2026-04-01T10:0{i}:30Z",
-                "message": {
-                    "id": f"msg_{i}",
-                    "role": "assistant",
-                    "model": "claude-sonnet-4-5",
-                    "content": [{"type": "text", "text": a}],
-                    "usage": {"input_tokens": 10, "output_tokens": 5},
-                },
-            }
+        lines += claude_code_exchange(
+            "grow-cc",
+            i,
+            q,
+            a,
+            asked=f"2026-04-01T10:0{i}:00Z",
+            answered=f"2026-04-01T10:0{i}:30Z",
+            model="claude-sonnet-4-5",
+            usage=(10, 5),
         )
     p = tmp / "grow-cc.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))

@@ -14,6 +14,7 @@ import pytest
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
+from autopoiesis.testing.samples import claude_code_exchange
 
 OLD, NEW, LATER = (
     "4f1c2d3e-0000-4000-8000-00000000000a",
@@ -35,32 +36,16 @@ def lines_of(session: str, first: int, upto: int, *, written_as: str | None = No
     out: list[dict] = []
     for i in range(first, upto):
         q, a = EXCHANGES[i]
-        base = {"sessionId": written_as or session, "cwd": "/work/app", "version": "1.0.61"}
-        out.append(
-            {
-                **base,
-                "type": "user",
-                "uuid": f"u{i}",
-                "parentUuid": f"a{i - 1}" if i else None,
-                "timestamp": f"2026-04-01T10:{i}0:00.000Z",
-                "message": {"role": "user", "content": q},
-            }
-        )
-        out.append(
-            {
-                **base,
-                "type": "assistant",
-                "uuid": f"a{i}",
-                "parentUuid": f"u{i}",
-                "timestamp": f"2026-04-01T10:{i}0:20.000Z",
-                "message": {
-                    "id": f"msg_{i}",
-                    "role": "assistant",
-                    "model": "claude-sonnet-4",
-                    "content": [{"type": "text", "text": a}],
-                    "usage": {"input_tokens": 100, "output_tokens": 10},
-                },
-            }
+        out += claude_code_exchange(
+            written_as or session,
+            i,
+            q,
+            a,
+            asked=f"2026-04-01T10:{i}0:00.000Z",
+            answered=f"2026-04-01T10:{i}0:20.000Z",
+            chained=True,
+            cwd="/work/app",
+            version="1.0.61",
         )
     return out
 
