@@ -53,7 +53,7 @@ from autopoiesis.capture.session import (
     event_time,
 )
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.text import decode_replacing
+from autopoiesis.core.text import counted, decode_replacing
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
 TOO_DEEP = (
@@ -422,6 +422,7 @@ def process_stream(
         capture = ConversationCapture(repo, on_closed=announce, on_committed=on_committed)
         report.recovered = capture.recovered
         refused_starts: dict[str, str] = {}
+        not_utf8: list[tuple[int, int]] = []  # (line, byte) of the events read with U+FFFD
         cap = line_cap(repo.config.capture.max_message_bytes)
         source: Iterable[bytes | TooLong] = (
             capped_lines(cast(IO[bytes], lines), cap) if hasattr(lines, "readline") else lines
@@ -447,11 +448,7 @@ def process_stream(
                         report.refused.append(f"line {number}: {UTF16}")
                         continue
                     # a stray byte (a tool's binary output) does not cost the message
-                    warnings.warn(
-                        f"line {number}: bytes that are not UTF-8 (the first at byte {bad_at}) "
-                        "were read as U+FFFD (\ufffd); send UTF-8 JSON.",
-                        stacklevel=1,
-                    )
+                    not_utf8.append((number, bad_at))
                 if number == 1 and text.startswith("\ufeff"):
                     text = text[1:]  # a byte order mark (PowerShell's pipes, Notepad's files)
                 try:
@@ -487,4 +484,12 @@ def process_stream(
         finally:
             report.left_open = capture.close_all()
     report.warnings = list(dict.fromkeys(str(w.message) for w in caught))  # each once
+    if not_utf8:  # told once: a harness that writes another encoding sends it on every line
+        (number, at), more = not_utf8[0], len(not_utf8) - 1
+        report.warnings.append(
+            f"line {number}: bytes that are not UTF-8 (the first at byte {at}) were read as "
+            "U+FFFD (\ufffd)"
+            + (f", and so were those of {counted(more, 'more line')}" if more else "")
+            + "; send UTF-8 JSON."
+        )
     return report

@@ -165,16 +165,19 @@ def test_a_message_with_a_byte_that_is_not_utf8_is_kept_with_a_warning(
     lines = (
         events(start("odd"))
         + [b'{"event": "message", "role": "user", "content": "fix the caf\xe9 bug"}\n']
+        + [b'{"event": "message", "role": "agent", "content": "na\xefve fix done"}\n']
         + events({"event": "session_end", "session_id": "odd"})
     )
     report = process_stream(memory_repo, lines)
     assert report.refused == []
     text = (memory_repo.root / report.closed[0].path).read_text(encoding="utf-8")
-    assert "fix the caf\ufffd bug" in text
-    assert any(
-        w.startswith("line 2: bytes that are not UTF-8 (the first at byte") and "U+FFFD" in w
-        for w in report.warnings
-    ), report.warnings
+    assert "fix the caf\ufffd bug" in text and "na\ufffdve fix done" in text
+    # told once, however many lines a harness of another encoding sends
+    told = [w for w in report.warnings if "not UTF-8" in w]
+    assert told == [
+        "line 2: bytes that are not UTF-8 (the first at byte 60) were read as U+FFFD "
+        "(\ufffd), and so were those of 1 more line; send UTF-8 JSON."
+    ], report.warnings
     wide = process_stream(memory_repo, ['{"event": "session_start"}\n'.encode("utf-16")])
     assert len(wide.refused) == 1 and "UTF-16" in wide.refused[0]
 
