@@ -15,6 +15,7 @@ import os
 import posixpath
 import re
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
@@ -502,6 +503,62 @@ class FileLock:
         self.release()
 
 
+class ReentrantFileLock:
+    """A FileLock that the thread holding it may take again (a count, released when the
+    outermost holder lets go). Threads and processes contend for it as for a FileLock.
+
+    A FileLock is not reentrant: each take opens a descriptor of its own, and flock
+    refuses a second descriptor of one process as it refuses another process, so a
+    thread that took it again waited on itself for ever. The knowledge writer's lock is
+    taken at several depths of one call (a sync's merge holds it while the pruner
+    writes; `autopoiesis mv` holds it from its writes through its commit to the undo of
+    a refused commit), and each depth would otherwise have to know whether a caller
+    holds it already."""
+
+    # (lock file, thread) -> [the FileLock held, how many takes hold it]
+    _held: dict[tuple[Path, int], list] = {}
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._taken = 0  # the takes of this object not released yet
+
+    def acquire(self, timeout: float | None = None, poll: float = 0.005) -> bool:
+        key = (self.path, threading.get_ident())
+        held = self._held.get(key)
+        if held is None:
+            lock = FileLock(self.path)
+            if not lock.acquire(timeout, poll):
+                return False
+            held = self._held[key] = [lock, 0]
+        held[1] += 1
+        self._taken += 1
+        return True
+
+    def release(self) -> None:
+        if not self._taken:
+            return
+        self._taken -= 1
+        key = (self.path, threading.get_ident())
+        held = self._held[key]
+        held[1] -= 1
+        if held[1] == 0:
+            del self._held[key]
+            held[0].release()
+
+    @property
+    def held(self) -> bool:
+        """Whether this thread holds the lock (through this object or another)."""
+        return (self.path, threading.get_ident()) in self._held
+
+    def __enter__(self) -> ReentrantFileLock:
+        if not self.acquire():  # pragma: no cover - acquire without a timeout waits
+            raise OSError(f"could not take {self.path}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -818,6 +875,12 @@ class MemoryRepo:
     def lock(self, name: str) -> FileLock:
         """A named lock of this memory repo (e.g. 'git' serialises commits)."""
         return FileLock(self.state_path("locks", f"{name}.lock"))
+
+    def writer_lock(self) -> ReentrantFileLock:
+        """The knowledge writer's lock: whoever writes knowledge files holds it from its
+        first write to its commit (`KnowledgeWriter.batch`, `KnowledgeWriter.commit`), and
+        a merge holds it while git rewrites them. Reentrant in its thread."""
+        return ReentrantFileLock(self.state_path("locks", "knowledge-writer.lock"))
 
     @cached_property
     def config(self) -> Config:

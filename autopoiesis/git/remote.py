@@ -212,7 +212,7 @@ class RemoteMixin(GitCore):
         start (local changes it would overwrite, unrelated histories) raises GitError and
         changes nothing. Holds the git lock (captures' commits wait) and the knowledge
         writer's lock (no entry is written into a file git is rewriting)."""
-        with self.repo.lock("knowledge-writer"), self.repo.lock("git"):
+        with self.repo.writer_lock(), self.repo.lock("git"):
             self.clear_stale_index_lock()
             before = self.head()
             proc = self.run("merge", "--no-commit", "--ff", "-m", message, ref, check=False)
@@ -246,7 +246,7 @@ class RemoteMixin(GitCore):
         self, *, before_commit: Callable[[], Sequence[str]] | None = None
     ) -> MergeResult:
         """Commit a merge in progress whose conflicts a person resolved (and staged)."""
-        with self.repo.lock("knowledge-writer"), self.repo.lock("git"):
+        with self.repo.writer_lock(), self.repo.lock("git"):
             before = self.head()
             conflicts = self.unmerged_paths()
             if conflicts:

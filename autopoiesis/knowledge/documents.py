@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Self
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Self
 
 from autopoiesis.core.frontmatter import parse_yaml
 from autopoiesis.core.frontmatter import split as split_frontmatter
@@ -25,6 +25,9 @@ from autopoiesis.errors import (
 )
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.catalog import EntryCatalog
+
+if TYPE_CHECKING:
+    from autopoiesis.git.commits import CommitResult
 
 
 def frontmatter_problem(relpath: str, text: str) -> str | None:
@@ -204,7 +207,7 @@ class KnowledgeDocuments:
         written yet and write an entry the batch writes too (a team run found the same
         journal entry twice, written by an extraction and a condensation at once)."""
         outer = not self._batching
-        with self.repo.lock("knowledge-writer") if outer else contextlib.nullcontext():
+        with self.repo.writer_lock():
             if outer:  # what others wrote before the lock was ours
                 self._docs.clear()
                 self._invalidate()
@@ -219,6 +222,25 @@ class KnowledgeDocuments:
                     finally:
                         self._docs.clear()
                         self._invalidate()
+
+    def commit(self, paths: Sequence[str], message: str) -> CommitResult:
+        """Write what the batch holds, then commit PATHS under MESSAGE, inside `batch()`:
+        the writer's lock is held from the first write to the commit, so the commit holds
+        what this writer wrote and nothing another wrote. Let go in between (a write, then
+        a commit), another process (an extraction, an agent's `remember`, the pruner)
+        wrote the same journal or MEMORY.md meanwhile and the first commit carried its
+        entries under the first's message, or took the files the other had recorded as
+        written and not committed (`written_not_committed`). Outside a batch it raises:
+        the writes it would commit were made with the lock let go already."""
+        from autopoiesis.git.repo import MemoryGit
+
+        if not self._batching:
+            raise RuntimeError(
+                "KnowledgeWriter.commit outside its batch(): what it commits was written "
+                "with the writer's lock let go since, and may hold another writer's lines"
+            )
+        self.flush()
+        return MemoryGit(self.repo).commit_paths(paths, message)
 
     def flush(self) -> list[str]:
         # archive/ before knowledge/: what a batch moves out of a note (MEMORY.md's

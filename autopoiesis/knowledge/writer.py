@@ -61,7 +61,6 @@ is what makes a replay of a thousand transcripts cheap.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -194,7 +193,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         """Validate every change (all or nothing), then apply them in order."""
         checked = self.validate(changes, policy)
         report = ApplyReport()
-        with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
+        with self.repo.writer_lock():
             if not self._batching:
                 self._invalidate()  # files may have changed since the last apply
                 self._known_names.invalidate()
@@ -657,7 +656,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         other's (`planned for June 3`, `moved to June 17`), or each learned the same fact,
         both keep theirs live until they meet. The later statement (by its turn; the
         id breaks a tie, so every clone settles alike) supersedes the others, every copy.
-        The caller holds the knowledge-writer lock (a sync's merge does)."""
+        The caller holds the writer's lock (`batch()`; a sync's merge holds it too)."""
         report = ApplyReport()
         self._invalidate()
         values: dict[tuple[str | None, str], list[tuple[str, kf.Entry]]] = {}
@@ -697,7 +696,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         DRY_RUN: only find them."""
         cited = {self._cite(Provenance(source, utc(datetime(1970, 1, 1)))), source}
         removed: list[tuple[str, kf.Entry]] = []
-        with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
+        with self.repo.writer_lock():
             self._invalidate()
             for top in ("knowledge", "archive"):
                 for full in self.repo.iter_markdown(top):

@@ -5,48 +5,13 @@ so a commit that says "session A" must not carry session B's entries)."""
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
-from autopoiesis.core.paths import FileLock, MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.memory.facade import Memory
-from tests.knowledge.helpers import DEMO, import_sessions
-
-
-class Waits:
-    """Which of the test's extraction threads found a lock taken and waits for it: the
-    moments the race turns on, observed as they happen (no sleeps). Each thread takes
-    its locks through its own descriptors, so two threads contend for a lock exactly as
-    two processes do (flock)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch):
-        self.events: dict[str, threading.Event] = {}
-        self.lock_names: dict[str, str] = {}
-        real = FileLock.acquire
-
-        def acquire(lock: FileLock, timeout: float | None = None, poll: float = 0.005) -> bool:
-            if real(lock, 0):
-                return True
-            who = threading.current_thread().name
-            if who in self.events:
-                self.lock_names[who] = lock.path.stem
-                self.events[who].set()
-            return real(lock, timeout, poll)
-
-        monkeypatch.setattr(FileLock, "acquire", acquire)
-
-    def start(self, name: str, target, *args) -> threading.Thread:
-        self.events[name] = threading.Event()
-        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
-        thread.start()
-        return thread
-
-    def until_waiting(self, name: str) -> str:
-        """NAME's thread waits for a lock: which one."""
-        self.events[name].wait()
-        return self.lock_names[name]
+from tests.knowledge.helpers import DEMO, Waits, import_sessions
 
 
 def _cited_in_commit(git, repo: MemoryRepo, sha: str) -> set[str]:
