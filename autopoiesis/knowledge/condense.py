@@ -120,6 +120,17 @@ class MemoryCondenser(LLMStage):
             )
             for c in changes
         ]
+        with self.writer.batch():  # from its write to its commit (`KnowledgeWriter.commit`)
+            return self._commit_daily(day, srcs, changes, unsaid, commit)
+
+    def _commit_daily(
+        self,
+        day: date,
+        srcs: list[SourceTranscript],
+        changes: list[KnowledgeChange],
+        unsaid: list[str],
+        commit: bool,
+    ) -> MaintenanceResult:
         report = self.writer.apply(changes, DAILY)
         left_out = (
             f"; left out {counted(len(unsaid), 'bullet')} of the model that no transcript of the "
@@ -218,6 +229,12 @@ class MemoryCondenser(LLMStage):
         changes, unsaid = self._weekly_llm(label, journals) if self.use_llm else ([], [])
         if not changes:
             changes = self._weekly_offline(label, journals)
+        with self.writer.batch():  # from its write to its commit (`KnowledgeWriter.commit`)
+            return self._commit_weekly(label, changes, unsaid, commit)
+
+    def _commit_weekly(
+        self, label: str, changes: list[KnowledgeChange], unsaid: list[str], commit: bool
+    ) -> MaintenanceResult:
         report = self.writer.apply(changes, WEEKLY)
         actions = [
             f"weekly rollup {label}: {len(report.added)} MEMORY.md entries added, "
@@ -391,24 +408,31 @@ class MemoryCondenser(LLMStage):
     def monthly_distillation(
         self, day: date | None = None, *, commit: bool = True
     ) -> MaintenanceResult:
-        result = (
-            self.pruner.prune_journals(commit=False)
-            + self.pruner.score_and_evict(commit=False)
-            + self.pruner.prune_memory(commit=False)
-        )
-        for p in self.repo.iter_markdown("knowledge"):
+        # the model is asked for every rewrite first, with the writer's lock not held
+        # (docs/design.md#writer-passes); each is judged against its file as it is then
+        rewrites: dict[str, tuple[str | None, str | None]] = {}
+        for p in self.repo.iter_markdown("knowledge") if self.use_llm else ():
             rel = self.repo.rel(p)
             if rel.startswith("knowledge/identity/"):
                 continue
             doc = self.writer.read_in_sweep(rel)
-            if doc is not None and doc.meta().get("needs_compact") is True and self.use_llm:
-                _, r = self.pruner.compact(rel, commit=False)
-                result = result + r
-        if not result.actions:
-            result = MaintenanceResult(
-                ("monthly distillation: nothing to archive, evict or compact",)
+            if doc is not None and doc.meta().get("needs_compact") is True:
+                rewrites[rel] = self.pruner.ask_rewrite(rel)
+        with self.writer.batch():  # from its first write to its commit
+            result = (
+                self.pruner.prune_journals(commit=False)
+                + self.pruner.score_and_evict(commit=False)
+                + self.pruner.prune_memory(commit=False)
             )
-        return self._commit(result, "monthly distillation", commit, "maintenance")
+            for rel, (rewritten, unanswered) in rewrites.items():
+                if (self.repo.root / rel).is_file():  # not evicted just now
+                    _, r = self.pruner.judge_rewrite(rel, rewritten, unanswered, commit=False)
+                    result = result + r
+            if not result.actions:
+                result = MaintenanceResult(
+                    ("monthly distillation: nothing to archive, evict or compact",)
+                )
+            return self._commit(result, "monthly distillation", commit, "maintenance")
 
 
 __all__ = ["MemoryCondenser"]

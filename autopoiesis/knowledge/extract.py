@@ -57,7 +57,6 @@ from autopoiesis.errors import (
 )
 from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
-from autopoiesis.git.repo import MemoryGit
 from autopoiesis.knowledge.changes import ApplyReport
 from autopoiesis.knowledge.documents import written_not_committed
 from autopoiesis.knowledge.extractors import (
@@ -594,29 +593,31 @@ class KnowledgeExtractor(LLMStage):
         commit_message stage when a model is configured (the Memory facade passes it), may write
         the subject; it is asked before the git lock is taken."""
         record = [EXTRACTED_FILE] if self.state.record is not None else []
-        # what a run killed before its commit wrote (or one whose commit was refused)
-        earlier = [p for p in written_not_committed(self.repo) if p not in report.paths]
-        if not report.paths and not earlier:
-            return self._commit_record(report) if record else None
-        if not report.paths:
-            message = (
-                f"memory: commit {counted(len(earlier), 'knowledge file')} an interrupted "
-                "extraction wrote\n"
+        msg = (
+            extraction_commit_message(
+                report.learned,
+                report.transcripts,
+                report.summary(),
+                commit_type=commit_type,
+                superseded=report.superseded,
+                summarize=summarize,
             )
-            return MemoryGit(self.repo).commit_paths([*earlier, *record], message).sha
-        msg = extraction_commit_message(
-            report.learned,
-            report.transcripts,
-            report.summary(),
-            commit_type=commit_type,
-            superseded=report.superseded,
-            summarize=summarize,
-        )
-        return (
-            MemoryGit(self.repo)
-            .commit_paths([*report.paths, *earlier, *record], self.repo.redactor().redact(msg))
-            .sha
-        )
+            if report.paths
+            else None
+        )  # asked first: a model's subject is never waited for with the writer's lock held
+        with self.writer.batch():  # `committing()`'s, or (with a model) one of its own
+            # what a run killed before its commit wrote (or one whose commit was refused)
+            earlier = [p for p in written_not_committed(self.repo) if p not in report.paths]
+            if msg is None and not earlier:
+                return self._commit_record(report) if record else None
+            if msg is None:
+                message = (
+                    f"memory: commit {counted(len(earlier), 'knowledge file')} an interrupted "
+                    "extraction wrote\n"
+                )
+                return self.writer.commit([*earlier, *record], message).sha
+            paths = [*report.paths, *earlier, *record]
+            return self.writer.commit(paths, self.repo.redactor().redact(msg)).sha
 
     def _commit_record(self, report: ExtractionReport) -> str | None:
         """Nothing learned, but what was done travels with the repository all the same.
@@ -638,7 +639,7 @@ class KnowledgeExtractor(LLMStage):
                 )
             )
         message = self.repo.redactor().redact(message)
-        return MemoryGit(self.repo).commit_paths([EXTRACTED_FILE], message).sha
+        return self.writer.commit([EXTRACTED_FILE], message).sha
 
 
 def on_session_end(

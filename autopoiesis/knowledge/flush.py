@@ -56,6 +56,7 @@ class FlushReport:
 
     written: tuple[tuple[str, int], ...]  # (repo-relative path, lines appended)
     nothing_to_do: bool = False
+    commit: str | None = None  # the commit of what it appended (`apply_flush`'s COMMIT_AS)
 
 
 def flush_prompt(repo: MemoryRepo, today: date | None = None) -> str:
@@ -159,6 +160,7 @@ def apply_flush(
     today: date | None = None,
     source: str | None = None,
     at: datetime | None = None,
+    commit_as: str | None = None,
 ) -> FlushReport:
     """Append the notes of the agent's flush REPLY to the right knowledge files: journal
     -> knowledge/journal/TODAY.md, memory -> MEMORY.md (Active Context), project:SLUG ->
@@ -166,7 +168,10 @@ def apply_flush(
 
     Goes through the one knowledge writer, so it is append-only (existing entries are
     never rewritten), skips notes already present, and cites SOURCE — the transcript of
-    the session being compacted — and the time of the flush in every entry."""
+    the session being compacted — and the time of the flush in every entry. COMMIT_AS,
+    a commit subject, commits what it appended (a line a file) under the writer's lock
+    it wrote with (`KnowledgeWriter.commit`): committed after the lock was let go, the
+    commit carried what another writer appended to the same MEMORY.md meanwhile."""
     today = today or utc_today()
     parts = parse_flush(reply)
     if not parts:
@@ -216,8 +221,15 @@ def apply_flush(
             ]
     if not changes:
         return FlushReport((), True)
-    report = KnowledgeWriter(repo).apply(changes)
-    counts: dict[str, int] = {}
-    for path, _ in report.added:
-        counts[path] = counts.get(path, 0) + 1
-    return FlushReport(tuple(sorted(counts.items())), not counts)
+    writer = KnowledgeWriter(repo)
+    with writer.batch():
+        report = writer.apply(changes)
+        counts: dict[str, int] = {}
+        for path, _ in report.added:
+            counts[path] = counts.get(path, 0) + 1
+        written = tuple(sorted(counts.items()))
+        sha = None
+        if commit_as is not None and written:
+            body = "".join(f"- {p}: +{counted(n, 'entry', 'entries')}\n" for p, n in written)
+            sha = writer.commit([p for p, _ in written], f"{commit_as}\n\n{body}").sha
+    return FlushReport(written, not counts, sha)

@@ -29,6 +29,7 @@ auto-loaded), and git history keeps everything else.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
@@ -63,6 +64,8 @@ EVICT_SCORE = 0.01
 EVICT_MIN_DAYS = 30
 REFERENCE_WINDOW_DAYS = 90
 PROTECTED = frozenset(INDEX_FILES)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -265,6 +268,21 @@ def _as_date(value: Any) -> date | None:
         return None
 
 
+def _one_batch(
+    method: Callable[Concatenate[MemoryPruner, _P], _R],
+) -> Callable[Concatenate[MemoryPruner, _P], _R]:
+    """A pass of the pruner in one batch of its writer, from its first write to its
+    commit (`_commit`, through `KnowledgeWriter.commit`): another writer never changes the
+    files it moves or trims between the two (its commit would carry the other's lines)."""
+
+    @functools.wraps(method)
+    def in_batch(self: MemoryPruner, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.writer.batch():
+            return method(self, *args, **kwargs)
+
+    return in_batch
+
+
 class MemoryPruner(LLMStage):
     """Pruning and archiving of one memory repo. `now` is injectable for tests."""
 
@@ -315,7 +333,7 @@ class MemoryPruner(LLMStage):
                 "wrote or moved\n"
             )
         try:
-            sha = git.commit_paths(paths, message).sha
+            sha = self.writer.commit(paths, message).sha
         except GitError as exc:
             # the files are changed on disk already (a journal moved to archive/): nothing is
             # lost, and the next commit takes them; the user must know both
@@ -379,6 +397,7 @@ class MemoryPruner(LLMStage):
         return candidate
 
     # ── MEMORY.md cap ──
+    @_one_batch
     def prune_memory(self, *, commit: bool = True) -> MaintenanceResult:
         """MEMORY.md over its cap (a hand edit, a merge of two clones) held to it by the
         writer's one rule of that cap (`KnowledgeWriter.hold_memory_cap`), committed."""
@@ -395,6 +414,7 @@ class MemoryPruner(LLMStage):
         return self._commit(result, f"cap MEMORY.md at {self.cap} lines", commit)
 
     # ── journals ──
+    @_one_batch
     def prune_journals(self, *, commit: bool = True) -> MaintenanceResult:
         cutoff = self.now().date() - timedelta(days=self.retention)
         base = self.repo.knowledge_dir / "journal"
@@ -482,6 +502,7 @@ class MemoryPruner(LLMStage):
                 out.append((rel, math.exp(-DECAY_RATE * days) * refs, days, refs))
         return out
 
+    @_one_batch
     def score_and_evict(self, *, commit: bool = True) -> MaintenanceResult:
         actions, paths = [], []
         for rel, score, days, refs in self.scores():
@@ -504,19 +525,43 @@ class MemoryPruner(LLMStage):
         """Rewrite REL (by the compact LLM stage when REWRITTEN is None) if the rewrite keeps
         the file's facts; otherwise flag the file (needs_compact: true) and keep it. So too
         when the model gives no rewrite (`verdict.unanswered` says why): never an error."""
-        full = self.repo.resolve_inside(rel, under="knowledge")
-        before = full.read_text(encoding="utf-8")
+        unanswered = None
         if rewritten is None:
-            prompt = (Path(__file__).parent / "prompts" / "compact.v2.md").read_text(
-                encoding="utf-8"
-            )
-            prompt = prompt.replace("{path}", rel).replace("{content}", before)
-            try:
-                rewritten = self.llm.complete("compact", prompt, max_tokens=4000).text
-            except (LLMUnavailableError, LLMResponseError) as exc:
-                # as the daily and weekly runs do: a model that does not answer leaves the
-                # file as it is, never the run that archived and evicted half-done
-                return self._keep_flagged(rel, before, str(exc), commit)
+            rewritten, unanswered = self.ask_rewrite(rel)
+        return self.judge_rewrite(rel, rewritten, unanswered, commit=commit)
+
+    def ask_rewrite(self, rel: str) -> tuple[str | None, str | None]:
+        """The compact model's rewrite of REL, and None; or None and why it gave none. Asked
+        with the writer's lock not held (docs/design.md#writer-passes): `judge_rewrite`
+        judges it against the file as it is once the lock is taken."""
+        full = self.repo.resolve_inside(rel, under="knowledge")
+        prompt = (Path(__file__).parent / "prompts" / "compact.v2.md").read_text(encoding="utf-8")
+        prompt = prompt.replace("{path}", rel).replace(
+            "{content}", full.read_text(encoding="utf-8")
+        )
+        try:
+            return self.llm.complete("compact", prompt, max_tokens=4000).text, None
+        except (LLMUnavailableError, LLMResponseError) as exc:
+            # as the daily and weekly runs do: a model that does not answer leaves the
+            # file as it is, never the run that archived and evicted half-done
+            return None, str(exc)
+
+    def judge_rewrite(
+        self, rel: str, rewritten: str | None, unanswered: str | None, *, commit: bool = True
+    ) -> tuple[CompactionVerdict, MaintenanceResult]:
+        """REL replaced by REWRITTEN if it keeps the facts of the file as it is now, else
+        flagged (and so when the model gave none: UNANSWERED says why); committed, under
+        the writer's lock from the write to the commit."""
+        with self.writer.batch():
+            full = self.repo.resolve_inside(rel, under="knowledge")
+            before = full.read_text(encoding="utf-8")
+            if rewritten is None:
+                return self._keep_flagged(rel, before, unanswered or "no answer", commit)
+            return self._judge(rel, before, rewritten, commit)
+
+    def _judge(
+        self, rel: str, before: str, rewritten: str, commit: bool
+    ) -> tuple[CompactionVerdict, MaintenanceResult]:
         fm, _ = _split(before)
         try:
             _, body = frontmatter.split(rewritten, f"the compaction of {rel}")
@@ -592,6 +637,7 @@ class MemoryPruner(LLMStage):
             }
         )
 
+    @_one_batch
     def prune_all(self, *, commit: bool = True) -> MaintenanceResult:
         """prune_memory + prune_journals + score_and_evict, in one maintenance commit."""
         result = (

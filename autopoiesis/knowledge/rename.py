@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from autopoiesis.core.paths import (
     IDENTITY_DIR,
@@ -27,6 +28,9 @@ from autopoiesis.errors import GitError, InvalidArgumentError
 from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
 from autopoiesis.git.history import secrets_in_names
 from autopoiesis.knowledge.documents import note_written
+
+if TYPE_CHECKING:
+    from autopoiesis.git.repo import MemoryGit
 
 # The folders whose notes are moved and whose links are rewritten.
 NOTE_DIRS = ("knowledge", "topics", "archive")
@@ -147,47 +151,55 @@ def move_note(
     git.refuse_during_operation()
     # the notes are read under the writer's lock too: read before it, a note another
     # writer changed in between (an extraction's entry appended to a note that links
-    # here) was written back as it was read, and that entry was lost
-    with repo.lock("knowledge-writer"):
-        notes = _notes(repo)
-        before = _by_name(notes)
-        after = _by_name([new if p == old else p for p in notes])
-        new_key = link_key(new)
-        new_name = file_keys(new)[0]
-        bare = new_name if len(after.get(new_name, ())) == 1 else new_key
-        texts: dict[str, str] = {}
-        renamed: dict[str, str] = {}
-        for path in notes:
-            try:
-                text = (repo.root / path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue  # unreadable (a locked private note): its links stay as they are
-            found = parse_links(text)
-            if not found:
-                continue
-            texts[path] = text
-            for link in found:
-                if resolve(link.key, before) == old:
-                    renamed[link.key] = bare if "/" not in link.key else new_key
-        (repo.root / new).parent.mkdir(parents=True, exist_ok=True)
-        changed: dict[str, str] = {}
-        total = 0
-        for path, text in texts.items():
-            out, n = rewrite_targets(text, renamed)
-            if n:
-                changed[new if path == old else path] = out
-                total += n
-        # a run killed before its commit: the next extraction's or maintenance's commit
-        # takes the move and the rewritten links
-        moved = changed.get(new)
-        if moved is None:
-            moved = (repo.root / old).read_text(encoding="utf-8", errors="replace")
-        note_written(repo, {**changed, new: moved}, removed=[old])
-        originals = {where: texts[old if where == new else where] for where in changed}
-        os.replace(repo.root / old, repo.root / new)
-        for where, out in changed.items():
-            atomic_write(repo.root / where, out)
-        rewritten = list(changed)
+    # here) was written back as it was read, and that entry was lost. And it is held
+    # through the commit (and the undo of a refused one): let go before, another
+    # writer's entry appended to a rewritten note meanwhile was committed as part of the
+    # move, or its lines were put back to the note's text before the move by the undo
+    with repo.writer_lock():
+        return _move_held(repo, git, old, new, commit=commit)
+
+
+def _move_held(repo: MemoryRepo, git: MemoryGit, old: str, new: str, *, commit: bool) -> Move:
+    """`move_note`'s writes and commit, the writer's lock held by the caller."""
+    notes = _notes(repo)
+    before = _by_name(notes)
+    after = _by_name([new if p == old else p for p in notes])
+    new_key = link_key(new)
+    new_name = file_keys(new)[0]
+    bare = new_name if len(after.get(new_name, ())) == 1 else new_key
+    texts: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    for path in notes:
+        try:
+            text = (repo.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # unreadable (a locked private note): its links stay as they are
+        found = parse_links(text)
+        if not found:
+            continue
+        texts[path] = text
+        for link in found:
+            if resolve(link.key, before) == old:
+                renamed[link.key] = bare if "/" not in link.key else new_key
+    (repo.root / new).parent.mkdir(parents=True, exist_ok=True)
+    changed: dict[str, str] = {}
+    total = 0
+    for path, text in texts.items():
+        out, n = rewrite_targets(text, renamed)
+        if n:
+            changed[new if path == old else path] = out
+            total += n
+    # a run killed before its commit: the next extraction's or maintenance's commit
+    # takes the move and the rewritten links
+    moved = changed.get(new)
+    if moved is None:
+        moved = (repo.root / old).read_text(encoding="utf-8", errors="replace")
+    note_written(repo, {**changed, new: moved}, removed=[old])
+    originals = {where: texts[old if where == new else where] for where in changed}
+    os.replace(repo.root / old, repo.root / new)
+    for where, out in changed.items():
+        atomic_write(repo.root / where, out)
+    rewritten = list(changed)
     sha = None
     if commit:
         files = "file" if len(rewritten) == 1 else "files"
@@ -204,10 +216,9 @@ def move_note(
                 raise
             # refused (a hook's check of a rewritten note, a lock): the move is undone,
             # so the note is where it was, its links as they were, and `mv` can be run again
-            with repo.lock("knowledge-writer"):
-                for where, text in originals.items():
-                    atomic_write(repo.root / where, text)
-                os.replace(repo.root / new, repo.root / old)
+            for where, text in originals.items():
+                atomic_write(repo.root / where, text)
+            os.replace(repo.root / new, repo.root / old)
             raise GitError(f"nothing was moved: {exc}") from None
     return Move(old, new, tuple(sorted(set(rewritten))), total, sha)
 

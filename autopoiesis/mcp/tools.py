@@ -366,22 +366,22 @@ class MemoryTools:
         )
 
     def _apply(self, change: Any, verb: str) -> Any:
-        from autopoiesis.git.repo import MemoryGit
         from autopoiesis.knowledge.writer import KnowledgeWriter, WritePolicy
 
         policy = WritePolicy("the MCP client", ("knowledge/*",), frozenset({"append", "supersede"}))
         # a duplicate of, or a strike in, a private note would tell the model what it holds
         writer = KnowledgeWriter(self.repo, sees=self.repo.may_reach_model)
-        report = writer.apply([change], policy)
-        if report.capped:
-            raise ChangeRejectedError(f"nothing was written: {report.capped[0][1]}.")
-        sha = None
-        if report.paths:
-            msg = self.repo.redactor().redact(
-                f"memory: {verb} in {change.path}\n\n- {change.path}: +1 entry\n\nSource: "
-                f"{change.provenance.source}\n"
-            )
-            sha = MemoryGit(self.repo).commit_paths(report.paths, msg).sha
+        with writer.batch():  # written and committed under one hold of the writer's lock
+            report = writer.apply([change], policy)
+            if report.capped:
+                raise ChangeRejectedError(f"nothing was written: {report.capped[0][1]}.")
+            sha = None
+            if report.paths:
+                msg = self.repo.redactor().redact(
+                    f"memory: {verb} in {change.path}\n\n- {change.path}: +1 entry\n\nSource: "
+                    f"{change.provenance.source}\n"
+                )
+                sha = writer.commit(report.paths, msg).sha
         return report, sha
 
     def _section(self, path: str, section: str | None) -> str:

@@ -541,28 +541,33 @@ def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list
     from autopoiesis.knowledge.writer import KnowledgeWriter
 
     writer = KnowledgeWriter(repo)
-    settled = writer.settle_subjects()
-    changed: list[str] = sorted({path for path, _ in settled.superseded})
-    if changed:
-        report.settled.append(
-            f"{count_of(len(settled.superseded), 'earlier value')} superseded by a later "
-            "statement of the same subject"
-        )
-        if commit:
-            done = MemoryGit(repo).commit_paths(
-                changed, "maintenance: one live value per subject after the merge\n"
+    # written and committed under one hold of the writer's lock (a merge's, when it runs
+    # before the merge's commit): no other writer's lines in between
+    with writer.batch():
+        settled = writer.settle_subjects()
+        changed: list[str] = sorted({path for path, _ in settled.superseded})
+        if changed:
+            report.settled.append(
+                f"{count_of(len(settled.superseded), 'earlier value')} superseded by a later "
+                "statement of the same subject"
             )
-            if done.sha:
-                report.committed.append(f"{done.sha} {done.message.splitlines()[0]}")
-    doc = writer.read(MEMORY_FILE)
-    if doc is not None and writer.cap_violation(MEMORY_FILE, doc, bytes_too=False):
-        from autopoiesis.knowledge.prune import MemoryPruner
+            if commit:
+                done = writer.commit(
+                    changed, "maintenance: one live value per subject after the merge\n"
+                )
+                if done.sha:
+                    report.committed.append(f"{done.sha} {done.message.splitlines()[0]}")
+        doc = writer.read(MEMORY_FILE)
+        if doc is not None and writer.cap_violation(MEMORY_FILE, doc, bytes_too=False):
+            from autopoiesis.knowledge.prune import MemoryPruner
 
-        result = MemoryPruner(repo, writer=writer).prune_memory(commit=commit)
-        report.capped += list(result.actions)
-        changed += list(result.paths)
-        if result.commit:
-            report.committed.append(f"{result.commit} maintenance: cap MEMORY.md after the merge")
+            result = MemoryPruner(repo, writer=writer).prune_memory(commit=commit)
+            report.capped += list(result.actions)
+            changed += list(result.paths)
+            if result.commit:
+                report.committed.append(
+                    f"{result.commit} maintenance: cap MEMORY.md after the merge"
+                )
     for rel in report.incoming:
         path = repo.root / rel
         # a private file this clone cannot read (git-crypt) is checked where it is unlocked

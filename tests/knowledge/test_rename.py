@@ -238,10 +238,10 @@ def test_an_entry_written_while_mv_starts_is_kept(
     _note(memory_repo, "knowledge/reference/billing.md", "# Billing\n\n## Notes\n- ask [[ann]]\n")
     git(memory_repo, "add", "-A")
     git(memory_repo, "commit", "-qm", "notes")
-    take_lock = MemoryRepo.lock
+    take_lock = MemoryRepo.writer_lock
 
-    def the_other_writer_first(repo: MemoryRepo, name: str):
-        monkeypatch.setattr(MemoryRepo, "lock", take_lock)
+    def the_other_writer_first(repo: MemoryRepo):
+        monkeypatch.setattr(MemoryRepo, "writer_lock", take_lock)
         KnowledgeWriter(repo).apply(
             [
                 KnowledgeChange(
@@ -253,9 +253,9 @@ def test_an_entry_written_while_mv_starts_is_kept(
                 )
             ]
         )
-        return take_lock(repo, name)
+        return take_lock(repo)
 
-    monkeypatch.setattr(MemoryRepo, "lock", the_other_writer_first)
+    monkeypatch.setattr(MemoryRepo, "writer_lock", the_other_writer_first)
     move_note(memory_repo, "knowledge/people/ann.md", "knowledge/people/ann-smith.md")
     billing = git(memory_repo, "show", "HEAD:knowledge/reference/billing.md").stdout
     assert "Invoices close on the 5th." in billing

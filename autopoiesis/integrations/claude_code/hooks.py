@@ -254,16 +254,12 @@ def flush_from_summary(repo: MemoryRepo, sid: str, transcript: str | None) -> di
     block = flush_block(summary)
     if block is None:
         return {"status": "the compaction summary holds no memory-flush block"}
-    report = apply_flush(repo, block, source=f"{HARNESS}:{sid}")
-    paths = [p for p, _ in report.written]
-    if not paths:
-        return {"status": "nothing new to keep"}
-    from autopoiesis.git.repo import MemoryGit
-
-    body = "".join(f"- {p}: +{n} entr{'y' if n == 1 else 'ies'}\n" for p, n in report.written)
-    sha = (
-        MemoryGit(repo)
-        .commit_paths(paths, f"memory: pre-compaction flush of {HARNESS} session {sid}\n\n{body}")
-        .sha
+    report = apply_flush(
+        repo,
+        block,
+        source=f"{HARNESS}:{sid}",
+        commit_as=f"memory: pre-compaction flush of {HARNESS} session {sid}",
     )
-    return {"status": "flushed", "written": dict(report.written), "commit": sha}
+    if not report.written:
+        return {"status": "nothing new to keep"}
+    return {"status": "flushed", "written": dict(report.written), "commit": report.commit}
