@@ -302,7 +302,10 @@ def forget(
     gitops = MemoryGit(repo)
     earlier = plan.under_way or {}
 
-    with repo.lock("git"):
+    # the writer's lock first (as a merge takes them): no writer writes a knowledge file
+    # between the removal of the transcript's entries and their commit, whose message
+    # would then carry its lines, nor into the files the rewrite is replacing
+    with repo.writer_lock(), repo.lock("git"):
         if plan.finishing:
             # the old files a run killed inside git-filter-repo left checked out (they
             # hold what is forgotten: never changes to commit), and the old objects

@@ -710,3 +710,71 @@ def test_forget_clears_the_generation_a_rotated_log_keeps(memory_repo: MemoryRep
     report = forget(memory_repo, transcript=gone, reason="private")
     assert not harness.exists() and not rotated.exists()
     assert str(rotated.relative_to(memory_repo.root)) in report.cleared
+
+
+def test_forget_commits_the_removal_of_its_entries_and_not_an_entry_written_meanwhile(
+    memory_repo: MemoryRepo, git, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`forget --transcript` removed the entries extracted from the transcript, then
+    committed them with the writer's lock let go: an agent's `remember` into the same
+    MEMORY.md in between was committed as "drop N knowledge entries" (and rewritten into
+    history by the forget), its own commit left empty. The forget holds the writer's lock
+    (before the git lock, as a merge does) through its removal and its commit."""
+    import threading
+
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+    from tests.knowledge.helpers import Waits
+
+    gone = _session(memory_repo, "gone5", "private: the merger closes on 12 March")
+    _fact(memory_repo, gone, MEMORY_FILE, "Initech merger closes 12 March")
+    git(memory_repo, "add", "knowledge")
+    git(memory_repo, "commit", "-qm", "memory: extracted")
+    waits = Waits(monkeypatch)
+    removed, go = threading.Event(), threading.Event()
+    remove = KnowledgeWriter.remove_entries_from
+
+    def remove_then_wait(writer: KnowledgeWriter, source: str, *, dry_run: bool = False):
+        found = remove(writer, source, dry_run=dry_run)
+        if not dry_run:  # written: its commit waits until the other writer is under way
+            removed.set()
+            go.wait()
+        return found
+
+    monkeypatch.setattr(KnowledgeWriter, "remove_entries_from", remove_then_wait)
+    results: dict[str, object] = {}
+
+    def run(name: str, call) -> None:
+        try:
+            results[name] = call()
+        except Exception as exc:  # the assertions name it
+            results[name] = exc
+
+    def remember() -> object:
+        tools = MemoryTools(Memory(MemoryRepo(memory_repo.root)))
+        try:
+            return tools.remember(MEMORY_FILE, "Deploys go out on Tuesdays.", source="ses_two")
+        finally:
+            tools.close()
+
+    forgetting = waits.start(
+        "forget",
+        run,
+        "forget",
+        lambda: forget(MemoryRepo(memory_repo.root), transcript=gone, reason="private"),
+    )
+    removed.wait()
+    remembering = waits.start("remember", run, "remember", remember)
+    waited = waits.until_waiting("remember")
+    go.set()
+    forgetting.join()
+    remembering.join()
+    remembered = results["remember"]
+    assert not isinstance(results["forget"], Exception), results
+    assert isinstance(remembered, dict) and remembered["commit"], remembered
+    drop = git(memory_repo, "log", "--format=%H", "--grep=^maintenance: drop").stdout.split()
+    assert len(drop) == 1
+    assert "Deploys go out" not in git(memory_repo, "show", "--format=", drop[0]).stdout
+    assert "Deploys go out" in git(memory_repo, "show", "--format=", remembered["commit"]).stdout
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    assert waited == "knowledge-writer"  # the entry was written after the forget's commit
