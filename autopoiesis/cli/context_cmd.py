@@ -517,7 +517,8 @@ def flush(
 ) -> None:
     """Pre-compaction flush: `--prompt` prints what to ask the agent before history is
     dropped; without it, the agent's reply is read on stdin and its notes are appended
-    to the journal, MEMORY.md and project context (never overwriting anything)."""
+    to the journal, MEMORY.md and project context (never overwriting anything), and
+    committed."""
     from autopoiesis.knowledge.flush import apply_flush, flush_prompt
 
     repo = get_repo(ctx)
@@ -536,12 +537,16 @@ def flush(
     reply = stdin_text(
         "the agent's reply", otherwise="print what to ask it with `autopoiesis flush --prompt`"
     ).read()
-    report = apply_flush(repo, reply, source=session)
+    # committed here, under the lock it was written with: left for a later commit, its
+    # notes were committed by the next extraction or maintenance under that one's message
+    subject = "memory: pre-compaction flush" + (f" of {session}" if session else "")
+    report = apply_flush(repo, reply, source=session, commit_as=subject)
     if as_json:
         echo_json(
             {
                 "written": [{"path": p, "entries": n} for p, n in report.written],
                 "nothing_to_do": report.nothing_to_do,
+                "commit": report.commit,
             }
         )
         return
@@ -549,6 +554,8 @@ def flush(
         typer.echo("nothing to keep (FLUSH_OK or notes already present)")
     for path, n in report.written:
         typer.echo(f"appended {n} entr{'y' if n == 1 else 'ies'} to {path}")
+    if report.commit:
+        typer.echo(f"committed {report.commit[:12]}")
 
 
 def _batch_message(line: str) -> str | None:

@@ -374,7 +374,7 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
             assert parse_flush(f'{{"journal": ["a"], "projects": {wrong}}}') == {"journal": ["a"]}
 
 
-def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli) -> None:
+def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli, git) -> None:
 
     root = str(memory_repo.root)
     prompt = cli("-C", root, "flush", "--prompt")
@@ -388,6 +388,11 @@ def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli) -> None:
         "Rotate the API keys every quarter"
         in (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
     )
+    # committed by itself: left uncommitted, the next extraction's or maintenance's commit
+    # took its notes under that one's message
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    subject = git(memory_repo, "log", "-1", "--format=%s").stdout.strip()
+    assert subject == "memory: pre-compaction flush"
     ghost = cli(
         "-C", root, "flush", "--session", "raw/conversations/1999/01/01/gone.md", input=reply
     )
