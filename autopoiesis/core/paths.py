@@ -559,6 +559,11 @@ class ReentrantFileLock:
         self.release()
 
 
+# a forked child holds none of its parent's takes (its thread may have the id of the
+# parent's that held one): it takes the lock as any other process does
+os.register_at_fork(after_in_child=ReentrantFileLock._held.clear)
+
+
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 

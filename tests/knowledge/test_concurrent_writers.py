@@ -259,3 +259,24 @@ def test_the_writers_lock_is_taken_again_by_its_holder_and_waited_for_by_others(
     again = memory_repo.writer_lock()
     assert again.acquire(timeout=0)
     again.release()
+
+
+def test_a_forked_child_takes_the_writers_lock_as_another_process_does(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A child forked while its parent's thread held the writer's lock inherited the
+    count of that thread (its own thread may have the same id) and took the lock as if it
+    were its holder, writing beside the parent. The child starts with no takes."""
+    import os
+
+    lock = memory_repo.writer_lock()
+    assert lock.acquire(timeout=0)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: the lock is the parent's
+            child = memory_repo.writer_lock()
+            os._exit(0 if not child.acquire(timeout=0) else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        lock.release()
+    assert os.waitstatus_to_exitcode(status) == 0
