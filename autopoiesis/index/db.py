@@ -53,7 +53,8 @@ from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 # 6: chunk text compressed, chunks_fts contentless, plain vectors 16-bit (plainvec.py).
 # 7: chunks.own_start/own_end (chunking.Chunk): a turn chunk's own turn.
 # 8: chunks.user_turn (chunking.Chunk) and its partial index.
-SCHEMA_VERSION = "8"
+# 9: chunks.project, its file's files.project (projects.chunk_projects).
+SCHEMA_VERSION = "9"
 
 
 class IndexCorruptError(Exception):
@@ -198,7 +199,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     body_hash TEXT NOT NULL DEFAULT '',  -- a turn chunk's words said again elsewhere
     own_start INTEGER NOT NULL DEFAULT 0,  -- a turn chunk's own turn (0: a section)
     own_end INTEGER NOT NULL DEFAULT 0,
-    user_turn INTEGER NOT NULL DEFAULT 0   -- the user's turn of an agent session
+    user_turn INTEGER NOT NULL DEFAULT 0,  -- the user's turn of an agent session
+    project TEXT                     -- its file's files.project, read without the file's row
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 """
@@ -326,6 +328,7 @@ ADDED_COLUMNS = (
     ("files", "link_name", "TEXT"),
     ("files", "chunks_z", "BLOB"),
     ("chunks", "user_turn", "INTEGER NOT NULL DEFAULT 0"),
+    ("chunks", "project", "TEXT"),
 )
 # Indexes on added columns: made once the columns are there. A file's row is large (its
 # chunks' texts), so a search that asks whether a name is a project's (projects.py: a

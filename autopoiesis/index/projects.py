@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, knowledge_project
@@ -60,22 +60,30 @@ def file_project(path: str, category: str, text: str) -> str | None:
     return value if _SLUG.match(value) else None
 
 
-def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
-    """The project of each chunk of IDS: its file's (`owning_project`), or for a section of
+def chunk_projects(
+    conn: Any, ids: Iterable[int], reusable: dict[str, Any] | None = None
+) -> dict[int, str | None]:
+    """The project of each chunk of IDS: its file's (`owning_project`; the index keeps the
+    file's files.project on each of its chunks, so that a search's 200 candidates are
+    read without their files' rows, which hold their chunks' texts), or for a section of
     a daily journal (global: one day holds every project's sessions, each under its
     project's heading, "2026-03-02 > checkout-api") the project its heading names, when
-    the memory has one of that name (a heading of a tag or a channel names none)."""
+    the memory has one of that name (a heading of a tag or a channel names none).
+    REUSABLE (the store's, kept until memory.db changes) keeps which names are projects'."""
     ids = list(ids)
     if not ids:
         return {}
     rows = conn.execute(
-        "SELECT c.id, f.project, c.path, c.heading FROM chunks c JOIN files f ON f.path = c.path "
-        f"WHERE c.id IN ({','.join('?' * len(ids))})",
+        f"SELECT id, path, heading, project FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
         ids,
     ).fetchall()
-    known = KnownProjects(conn)
+    known = (
+        KnownProjects(conn)
+        if reusable is None
+        else reusable.setdefault("known_projects", KnownProjects(conn))
+    )
     out: dict[int, str | None] = {}
-    for cid, project, path, heading in rows:
+    for cid, path, heading, project in rows:
         project = owning_project(path, project, known)
         if project is None and path.startswith(JOURNALS) and heading and " > " in heading:
             topic = heading.rsplit(" > ", 1)[1].strip()
@@ -107,8 +115,11 @@ def owning_project(path: str, project: str | None, known: Callable[[str], bool])
     the memory is indexed, so it is asked here, not written in files.project.)"""
     if project is not None or not path.startswith(REFERENCES) or not path.endswith(".md"):
         return project
-    name = PurePosixPath(path).stem
-    return name if _SLUG.match(name) and known(name) else None
+    folder, _, name = path.rpartition("/")
+    if f"{folder}/" not in REFERENCES:
+        return None  # in a folder of its own under reference/: named after no project
+    stem = name[: -len(".md")]
+    return stem if _SLUG.match(stem) and known(stem) else None
 
 
 def has_project(conn: Any, name: str) -> bool:

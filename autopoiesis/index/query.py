@@ -525,7 +525,7 @@ class QueryEngine:
         """Scale the score of the candidates of another project than PROJECT (if any)."""
         if project is None:
             return
-        for cid, owner in chunk_projects(self.store.conn, cands).items():
+        for cid, owner in chunk_projects(self.store.conn, cands, self.store.reusable()).items():
             if owner is not None and owner != project:
                 cands[cid].score *= OTHER_PROJECT_FACTOR
                 cands[cid].other_project = True

@@ -40,6 +40,7 @@ def batch_rows(
     link_rows: list[tuple[Any, ...]] = []
     for path, category, st, digest, fc in prepared:
         link_rows += links.rows_of(path, category, text_of[path])
+        project = file_project(path, category, text_of[path])
         packed, spans = db.pack_texts([c.text for c in fc.chunks])
         file_rows.append(
             (
@@ -55,7 +56,7 @@ def batch_rows(
                 tags_json(fc.tags),
                 fc.title,
                 now,
-                file_project(path, category, text_of[path]),
+                project,
                 links.link_name(path),
                 packed,
             )
@@ -78,6 +79,7 @@ def batch_rows(
                     c.own_start,
                     c.own_end,
                     int(c.user_turn),
+                    project,
                 )
             )
             fts_rows.append((next_id, c.text))

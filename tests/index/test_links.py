@@ -107,7 +107,7 @@ def test_an_index_of_schema_5_is_rebuilt_into_the_compressed_layout(
         hits = index.search("ship on tuesdays")
         assert hits and hits[0].path == "knowledge/procedures/deploys.md"
         assert "Tuesdays" in hits[0].snippet
-        assert index.store.meta("schema_version") == SCHEMA_VERSION == "8"
+        assert index.store.meta("schema_version") == SCHEMA_VERSION == "9"
         columns = {r[1] for r in index.store.conn.execute("PRAGMA table_info(chunks)")}
         assert "text" not in columns
         assert {"text_start", "text_len", "own_start", "own_end"} <= columns

@@ -15,7 +15,12 @@ from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
-from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, file_project, indexed_project
+from autopoiesis.index.projects import (
+    OTHER_PROJECT_FACTOR,
+    chunk_projects,
+    file_project,
+    indexed_project,
+)
 from tests.integrations.helpers import jsonl
 
 QUERY = "how do we install dependencies in this repo"
@@ -468,7 +473,8 @@ def test_a_reference_file_named_after_a_project_is_that_projects(
     index took that file as global, so in another repository "Your scripts are located in
     assets/scripts/" came first and unlabelled, read as a fact of the repository the agent
     was in. It is the project's: labelled as such elsewhere, ranked after the current
-    project's; a reference file named after no project stays global."""
+    project's; a reference file named after no project stays global, and so does one in a
+    folder of its own under reference/ (a user's notes/alpha.md is no extractor's file)."""
     reference = memory_repo.root / "knowledge" / "reference"
     reference.mkdir(parents=True, exist_ok=True)
     (reference / "alpha.md").write_text(
@@ -480,6 +486,10 @@ def test_a_reference_file_named_after_a_project_is_that_projects(
         "---\ntype: reference\n---\n\n# General\n\n## Facts\n"
         "- 2026-03-01: The deploy scripts mirror is located in `/srv/mirror`. (via ses-x)"
         " {id: 20260301-1000-bbbbbb}\n"
+    )
+    (reference / "notes").mkdir()
+    (reference / "notes" / "alpha.md").write_text(
+        "# Alpha notes\n\nThe deploy scripts of the alpha band are located in the van.\n"
     )
     commit_all(memory_repo, "reference facts")
     with SearchIndex(memory_repo) as index:
@@ -499,7 +509,18 @@ def test_a_reference_file_named_after_a_project_is_that_projects(
     assert projects == {
         "knowledge/reference/alpha.md": "alpha",
         "knowledge/reference/general.md": None,
+        "knowledge/reference/notes/alpha.md": None,
     }, projects
+    # what a process keeps between its searches (which names are projects') gives each
+    # chunk the project a first search looks up
+    with SearchIndex(memory_repo) as index:
+        conn = index.store.conn
+        every = [cid for (cid,) in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        looked_up = chunk_projects(conn, every)
+        kept = index.store.reusable()
+        assert chunk_projects(conn, every[:5], kept) == {c: looked_up[c] for c in every[:5]}
+        assert chunk_projects(conn, every, kept) == looked_up
+        assert "alpha" in looked_up.values() and "known_projects" in kept
 
 
 def test_projects_lists_a_folder_with_a_line_break_on_its_line(
