@@ -16,7 +16,8 @@ chunk id), by one of two roads that give the same scores, bit for bit:
 
 Terms in more than half of all chunks are left out when another term is in some chunk:
 FTS5 gives them an IDF of 1e-6, so they change no score, but OR-ed into a MATCH they make
-it score nearly every row.
+it score nearly every row. `Bm25Hits.left_out` names them, and `every_term` ranks with
+them: what search does when the other terms hold fewer chunks than it wants results.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class Bm25Hits:
     match: str | None  # the MATCH expression of the terms that ranked
     road: str = "fts5"  # "fts5" or "arrays": how they were ranked (the same either way)
     _lookup: Any = field(default=None, repr=False)
+    # the terms left out as in more than half of all chunks (see the module's docstring)
+    left_out: tuple[str, ...] = ()
 
     def score_of(self, ids: list[int]) -> dict[int, float]:
         """BM25 scores of any chunks IDS that match (absent: they do not)."""
@@ -71,21 +74,23 @@ class Bm25Ranker:
         assert self.store.tokenizer is not None  # made with the store's connection
         return self.store.tokenizer
 
-    def rank(self, terms: list[str], k: int, category: str | None = None) -> Bm25Hits:
-        """The K best chunks for TERMS (in CATEGORY)."""
+    def rank(
+        self, terms: list[str], k: int, category: str | None = None, *, every_term: bool = False
+    ) -> Bm25Hits:
+        """The K best chunks for TERMS (in CATEGORY); EVERY_TERM: none left out as common."""
         self.searches += 1
         if not terms:
             return Bm25Hits([], [], None)
         if _HAS_NUMPY and (self.searches >= self.arrays_from or "numpy" in sys.modules):
             try:
-                hits = self.rank_arrays(terms, k, category)
+                hits = self.rank_arrays(terms, k, category, every_term=every_term)
             except (
                 self.store.db_error
             ):  # e.g. no room for the tokenizer's temporary table: FTS5 alone still answers
                 hits = None
             if hits is not None:
                 return hits
-        return self.rank_fts(terms, k, category)
+        return self.rank_fts(terms, k, category, every_term=every_term)
 
     # ── FTS5 ──
     def kept_terms(self, terms: list[str]) -> list[str]:
@@ -106,10 +111,13 @@ class Bm25Ranker:
         probe = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1"
         return [t for t in terms if conn.execute(probe, (fts_match([t]),)).fetchone() is None]
 
-    def rank_fts(self, terms: list[str], k: int, category: str | None = None) -> Bm25Hits:
-        """The K best chunks by one FTS5 MATCH of TERMS."""
+    def rank_fts(
+        self, terms: list[str], k: int, category: str | None = None, *, every_term: bool = False
+    ) -> Bm25Hits:
+        """The K best chunks by one FTS5 MATCH of TERMS (EVERY_TERM: none left out)."""
         conn = self.store.conn
-        match = fts_match(self.kept_terms(terms))
+        kept = terms if every_term else self.kept_terms(terms)
+        match = fts_match(kept)
         if category:
             rows = conn.execute(
                 "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = "
@@ -137,7 +145,14 @@ class Bm25Ranker:
                 )
             }
 
-        return Bm25Hits([r[0] for r in rows], [-float(r[1]) for r in rows], match, "fts5", lookup)
+        return Bm25Hits(
+            [r[0] for r in rows],
+            [-float(r[1]) for r in rows],
+            match,
+            "fts5",
+            lookup,
+            tuple(t for t in terms if t not in kept),
+        )
 
     # ── arrays ──
     def postings_of(self, token: str) -> Any:
@@ -215,7 +230,9 @@ class Bm25Ranker:
             masks[category] = mask
         return masks[category]
 
-    def rank_arrays(self, terms: list[str], k: int, category: str | None = None) -> Bm25Hits | None:
+    def rank_arrays(
+        self, terms: list[str], k: int, category: str | None = None, *, every_term: bool = False
+    ) -> Bm25Hits | None:
         """The K best chunks for TERMS (in CATEGORY), each term's share summed here (needs
         numpy); None when no term is listed in the postings (then one FTS5 MATCH is as
         fast)."""
@@ -248,9 +265,10 @@ class Bm25Ranker:
                 )
             else:
                 shares.append((term, *share))
-        if len(shares) >= 2:
+        if len(shares) >= 2 and not every_term:
             shares = [shares[i] for i in _ranking([len(s[1]) for s in shares], n_rows // 2)]
-        match = fts_match([term for term, _, _ in shares])
+        kept = [term for term, _, _ in shares]
+        match = fts_match(kept)
         union, scores = self._sum(shares)
         n = len(union)
         order = self._best(union, scores, k, self.in_category(category) if category else None)
@@ -264,7 +282,14 @@ class Bm25Ranker:
                 if n and union[by_id[p]] == i
             }
 
-        return Bm25Hits(union[order].tolist(), scores[order].tolist(), match, "arrays", lookup)
+        return Bm25Hits(
+            union[order].tolist(),
+            scores[order].tolist(),
+            match,
+            "arrays",
+            lookup,
+            tuple(t for t in terms if t not in kept),
+        )
 
     @staticmethod
     def _best(union: Any, scores: Any, k: int, mask: Any) -> Any:

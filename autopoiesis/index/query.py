@@ -312,11 +312,23 @@ class QueryEngine:
         """Candidate chunks from BM25 and KNN, each with its merged score (FILL: the results
         the caller wants, see below)."""
         hits = self.bm25.rank(terms, n, category)
+        embedder = self.embedder
+        if (
+            embedder.lexical
+            and hits.left_out
+            and len(hits.ids) < fill
+            and not self.bm25.unknown_terms(terms)
+        ):
+            # Too few chunks hold the query's rarer words, and a word in more than half of
+            # all chunks was left out ("deploy" beside a name four chunks hold): the chunks
+            # holding it too fill the candidates, as BM25 ranks them with it, rather than
+            # a full KNN (50 ms at 40,000 chunks), the fuzzy fallback for a word no chunk
+            # holds, which the lexical embedder would rank by the same words.
+            hits = self.bm25.rank(terms, n, category, every_term=True)
         cands = {
             cid: Candidate(cid, bm25=s, bm25_rank=rank)
             for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)
         }
-        embedder = self.embedder
         qvec = embedder.embed_query(" ".join(terms) if len(query) > 4000 else query)
         # a query with no embeddable features (all stopwords) has a zero vector: no KNN
         if not qvec.strip(b"\x00"):

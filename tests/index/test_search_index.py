@@ -1131,6 +1131,41 @@ def test_hook_path_stays_light() -> None:
     assert out == "[]"
 
 
+def test_a_common_word_fills_the_results_its_rare_neighbour_leaves_short(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "deploy orelmorlo": orelmorlo is in two notes, deploy in more than half of them and
+    left out of the ranking. Ten results asked, two found: the notes that say deploy fill
+    the rest, as BM25 ranks them with it, after the two; the full KNN (the fuzzy fallback
+    for a word in no chunk, 50 ms at 40,000 chunks) is not run, by either road."""
+    from autopoiesis.index import postings
+
+    monkeypatch.setattr(postings, "LISTED_MIN", 2)  # so that the arrays road has lists
+    for i in range(30):
+        said = " We deploy on Fridays." * (1 + i % 3) if i % 10 else " Retro notes."
+        if i in (3, 7):
+            said += " The orelmorlo service."
+        write(memory_repo, f"knowledge/reference/n{i}.md", f"# Weekly {i}\n\nTeam notes.{said}\n")
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+        calls: list[int] = []
+        real_knn = index.query.knn
+        monkeypatch.setattr(
+            index.query, "knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k)
+        )
+        assert index.query.bm25.rank(["deploy", "orelmorlo"], 100).left_out == ("deploy",)
+        for arrays_from in (1000, 1):  # FTS5's road, then the arrays'
+            index.query.bm25.arrays_from = arrays_from
+            got = index.search("deploy orelmorlo", limit=10)
+            assert not calls
+            paths = [r.path for r in got]
+            assert set(paths[:2]) == {"knowledge/reference/n3.md", "knowledge/reference/n7.md"}
+            assert len(paths) == 10
+            assert all("deploy" in r.snippet for r in got[2:]), [r.snippet for r in got]
+        assert index.search("orelmorlo servicx", limit=10)
+        assert calls  # a word no chunk holds: still the fuzzy fallback
+
+
 def test_lexical_embedder_rescores_bm25_candidates(
     filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
