@@ -83,6 +83,14 @@ def _remember(root: Path, path: str, fact: str, source: str) -> Callable[[], Any
     return write
 
 
+def _two_commits_apart(git, repo: MemoryRepo, base: str, waited: str | None) -> None:
+    """A commit a writer since BASE, nothing left uncommitted, and the second writer
+    waited for the writer's lock (WAITED): it wrote after the first's commit."""
+    assert _count(git, repo, base) == 2
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert waited == "knowledge-writer"
+
+
 def _head(git, repo: MemoryRepo) -> str:
     return git(repo, "rev-parse", "HEAD").stdout.strip()
 
@@ -103,9 +111,7 @@ def test_two_remembers_at_once_commit_each_its_own_entry(
     assert one and two and one != two
     assert _cited(git, memory_repo, one) == {"mcp:ses_one"}
     assert _cited(git, memory_repo, two) == {"mcp:ses_two"}
-    assert _count(git, memory_repo, base) == 2
-    assert git(memory_repo, "status", "--porcelain").stdout == ""
-    assert waited == "knowledge-writer"  # the second wrote after the first's commit
+    _two_commits_apart(git, memory_repo, base, waited)
 
 
 def test_a_pre_compaction_flush_commits_only_its_own_notes(
@@ -132,9 +138,7 @@ def test_a_pre_compaction_flush_commits_only_its_own_notes(
     assert "mcp:ses_two" not in _cited(git, memory_repo, flushed["commit"])
     assert _cited(git, memory_repo, flushed["commit"])  # its own note is in it
     assert _cited(git, memory_repo, remembered["commit"]) == {"mcp:ses_two"}
-    assert _count(git, memory_repo, base) == 2
-    assert git(memory_repo, "status", "--porcelain").stdout == ""
-    assert waited == "knowledge-writer"  # the second wrote after the first's commit
+    _two_commits_apart(git, memory_repo, base, waited)
 
 
 def test_the_pruner_commits_only_what_it_moved(
@@ -185,9 +189,7 @@ def test_the_pruner_commits_only_what_it_moved(
     assert "mcp:ses_two" in _cited(git, memory_repo, remembered["commit"])
     # and the trim of MEMORY.md is the pruner's, not committed as part of the `remember`
     assert MEMORY_FILE in git(memory_repo, "show", "--name-only", "--format=", pruned).stdout
-    assert _count(git, memory_repo, base) == 2
-    assert git(memory_repo, "status", "--porcelain").stdout == ""
-    assert waited == "knowledge-writer"  # the second wrote after the first's commit
+    _two_commits_apart(git, memory_repo, base, waited)
 
 
 def test_mv_commits_the_move_and_not_an_entry_written_meanwhile(
@@ -226,9 +228,7 @@ def test_mv_commits_the_move_and_not_an_entry_written_meanwhile(
     entry_diff = git(memory_repo, "show", "--format=", remembered["commit"]).stdout
     assert not [line for line in entry_diff.splitlines() if line[:1] in "+-" and "ann" in line]
     assert "[[ann-smith|ann]]" in git(memory_repo, "show", f"{moved}:{note}").stdout
-    assert _count(git, memory_repo, base) == 2
-    assert git(memory_repo, "status", "--porcelain").stdout == ""
-    assert waited == "knowledge-writer"  # the second wrote after the first's commit
+    _two_commits_apart(git, memory_repo, base, waited)
 
 
 def test_the_writers_lock_is_taken_again_by_its_holder_and_waited_for_by_others(
