@@ -62,6 +62,23 @@ def _names_in(stem: str, session_id: str) -> bool:
     return stem == session_id or stem.startswith(session_id + "-")
 
 
+# How much of a transcript `first_turn_of` is asked of: its frontmatter, title and first
+# turn's header and first line fit.
+FIRST_TURN_BYTES = 64 * 1024
+
+
+def first_turn_of(text: str) -> str | None:
+    """The first turn of the rendered transcript TEXT (or of its beginning): its header
+    and up to 200 characters of its first line; None when it has no turn. Two transcripts
+    whose first turns are the same turn say the same; a resumed session's copy is looked
+    for only among those (capture/importers/filing.py)."""
+    at = text.find("\n## ")
+    if at < 0:
+        return None
+    header, _, rest = text[at + 1 :].partition("\n")
+    return f"{header}\n{rest.split(chr(10), 1)[0][:200]}"
+
+
 class SessionIndex:
     """Session id -> transcript files, from the file names under raw/conversations/."""
 
@@ -70,6 +87,7 @@ class SessionIndex:
         self._folders = folders  # "YYYY/MM/DD" -> (mtime_ns, sorted file names)
         self._dirty = dirty
         self._by_head: dict[str, list[str]] | None = None
+        self._first_turns: dict[str, str | None] = {}  # rel -> first_turn_of, read once
 
     @classmethod
     def load(cls, repo: MemoryRepo) -> SessionIndex:
@@ -178,6 +196,18 @@ class SessionIndex:
             for rel in [f"raw/conversations/{t.strftime('%Y/%m/%d')}/{name}"]
             if (self.repo.root / rel).is_file()
         ]
+
+    def first_turn(self, rel: str) -> str | None:
+        """The first turn of the transcript REL as `first_turn_of` tells it, read from its
+        first FIRST_TURN_BYTES once for this index (a transcript is immutable)."""
+        if rel not in self._first_turns:
+            try:
+                with open(self.repo.root / rel, "rb") as fh:
+                    head = fh.read(FIRST_TURN_BYTES).decode("utf-8", "replace")
+            except OSError:
+                head = ""
+            self._first_turns[rel] = first_turn_of(head)
+        return self._first_turns[rel]
 
     def add(self, rel: str) -> None:
         """Record the transcript just written at REL (its folder is listed again next load,

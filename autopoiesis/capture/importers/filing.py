@@ -37,7 +37,7 @@ from autopoiesis.core.redact import marker_kinds
 from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.formats.transcript_files import SessionIndex, session_parts
+from autopoiesis.formats.transcript_files import SessionIndex, first_turn_of, session_parts
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.runner import uncommitted
 
@@ -369,11 +369,14 @@ def _found_resumed(
     tokens_in, tokens_out = t.meta.tokens_in, t.meta.tokens_out
     while turns:
         best: tuple[int, str, list[tuple[str, tf.Transcript]]] | None = None
-        probe = _first_turn_probe(t, turns[0])
+        # the sessions whose first turn is this one: the others are not read whole
+        # (sessions begun in one minute -- parallel subagents, a batch of runs -- were each
+        # parsed for every new one, a quadratic import)
+        first = first_turn_of(tf.render(tf.Transcript(t.meta, t.title, (turns[0],))))
         for rel in index.started_at(turns[0].time):
             try:
-                if probe is not None and not _begins_with(repo.root / rel, probe):
-                    continue  # its first turn is another: no copy of it begins T
+                if first is not None and index.first_turn(rel) != first:
+                    continue
                 other = tf.parse_meta(tf.decode((repo.root / rel).read_bytes(), rel), rel)
                 if other.session_id in looked:
                     continue
@@ -395,32 +398,6 @@ def _found_resumed(
     if resumes is None or held_in is None:
         return None
     return _without_repeated(t, turns, resumes, tokens_in, tokens_out), held_in
-
-
-# How much of a transcript the look for a resumed session's copy reads before parsing it:
-# its frontmatter, title and first turn's header and first line fit.
-_PROBE_BYTES = 64 * 1024
-
-
-def _first_turn_probe(t: tf.Transcript, first: tf.Turn) -> str | None:
-    """FIRST, a turn of T, as a transcript renders it: its header and up to 200 characters
-    of its first line. A filed session whose first turn is FIRST holds this within its
-    first _PROBE_BYTES; one that does not is no copy T begins with, and is not read whole
-    (sessions starting in one minute -- a harness's parallel subagents, a batch of runs --
-    were each read in full for every new one, a quadratic import)."""
-    text = tf.render(tf.Transcript(t.meta, t.title, (first,)))
-    at = text.find("\n## ")
-    if at < 0:
-        return None
-    header, _, rest = text[at + 1 :].partition("\n")
-    return f"{header}\n{rest.split(chr(10), 1)[0][:200]}"
-
-
-def _begins_with(path: Path, probe: str) -> bool:
-    """Whether PROBE is within the first _PROBE_BYTES of the transcript at PATH."""
-    with open(path, "rb") as fh:
-        head = fh.read(_PROBE_BYTES)
-    return probe in head.decode("utf-8", "replace")
 
 
 def _filed_turns(parts: list[tuple[str, tf.Transcript]]) -> list[tf.Turn]:
