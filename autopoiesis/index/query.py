@@ -583,35 +583,18 @@ class QueryEngine:
             cands[cid].shipped = True
 
     def _shipped_chunks(self) -> frozenset[int]:
-        """The chunks of files still as the template ships them (two lookups by path: the
-        dozen shipped files' hashes, then their chunks), kept until memory.db changes."""
+        """The chunks of files still as the template ships them (the dozen shipped files'
+        chunks, whose file still has the shipped hash), kept until memory.db changes."""
         reusable = self.store.reusable()
         if "shipped" not in reusable:
             shipped = shipped_hashes()
-            conn = self.store.conn
-            paths = (
-                [
-                    path
-                    for path, digest in conn.execute(
-                        "SELECT path, content_hash FROM files WHERE path IN "
-                        f"({','.join('?' * len(shipped))})",
-                        list(shipped),
-                    )
-                    if shipped[path] == digest
-                ]
-                if shipped
-                else []
+            rows = self.store.conn.execute(
+                "SELECT c.id, f.path, f.content_hash FROM files f JOIN chunks c ON c.path = "
+                f"f.path WHERE f.path IN ({','.join('?' * len(shipped))})",
+                list(shipped),
             )
             reusable["shipped"] = frozenset(
-                cid
-                for (cid,) in (
-                    conn.execute(
-                        f"SELECT id FROM chunks WHERE path IN ({','.join('?' * len(paths))})",
-                        paths,
-                    )
-                    if paths
-                    else ()
-                )
+                cid for cid, path, digest in rows if shipped[path] == digest
             )
         return reusable["shipped"]
 
