@@ -7,6 +7,9 @@
   in one commit, as years of use would leave them)
 - a re-import of the same files (every session already there: the no-op path)
 - MB/s of log for large sessions (1.6 MB each: long prompts, replies and tool output)
+- the peak memory of `autopoiesis import` given one log of 100 MB (20 MB with --quick),
+  as a multiple of the log's size: a log is read whole, so this says how large a log a
+  machine can take
 
 Each figure is given by the wall clock and by CPU time (this process and its git
 children): the machine may be busy, CPU time says what the import costs. The figures are
@@ -252,6 +255,48 @@ def _rate(rows: list[dict], what: str, amount: float, unit: str, target: str, to
     )
 
 
+def peak_memory(tmp: Path, megabytes: int) -> list[dict]:
+    """The peak resident memory of `autopoiesis import` (its own process) given one
+    Claude Code log of MEGABYTES."""
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    log = tmp / "huge" / "huge.jsonl"
+    log.parent.mkdir()
+    log.write_text(large_session("huge", megabytes * 1_000_000, random.Random(7)))
+    repo = init_memory_repo(tmp / "huge-memory", build_index=False).root
+    probe = (
+        "import resource, runpy, sys\n"
+        "sys.argv = ['autopoiesis', '-C', sys.argv[1], 'import', sys.argv[2]]\n"
+        "try:\n"
+        "    runpy.run_module('autopoiesis', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(repo), str(log)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    peak_mib = int(out.split()[-1]) / 1024  # ru_maxrss is in KiB on Linux
+    size_mib = log.stat().st_size / 2**20
+    return [
+        {
+            "metric": f"import one {megabytes} MB Claude Code log: peak memory",
+            "value": peak_mib,
+            "unit": "MiB",
+            "target": "",
+        },
+        {
+            "metric": f"import one {megabytes} MB Claude Code log: peak memory / log size",
+            "value": peak_mib / size_mib,
+            "unit": "x",
+            "target": "",
+        },
+    ]
+
+
 def run(quick: bool = False) -> list[dict]:
     n = 100 if quick else 300
     existing = 1000 if quick else 5000
@@ -322,6 +367,7 @@ def run(quick: bool = False) -> list[dict]:
             ">= 100",
             timed_import(full, files),
         )
+        rows += peak_memory(tmp, 20 if quick else 100)
     for r in rows:
         r["bench"] = "import"
     return rows

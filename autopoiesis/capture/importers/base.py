@@ -14,7 +14,7 @@ format. To add a format, write one module with a class that has a `name`, `detec
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache, wraps
@@ -423,11 +423,21 @@ def _one_document(text: str) -> bool:
 
 
 def log_lines(text: str) -> list[str]:
+    """TEXT's lines as a log writes them (iter_log_lines), in a list."""
+    return list(iter_log_lines(text))
+
+
+def iter_log_lines(text: str) -> Iterator[str]:
     """TEXT's lines as a log writes them: split at line feeds alone (a CRLF's CR dropped).
     str.splitlines also splits at U+2028, U+2029, form feeds and other separators, which a
     harness writes unescaped inside a JSON string: the line broke in two "not JSON" halves
-    and its message was lost."""
-    return [line.removesuffix("\r") for line in text.split("\n")]
+    and its message was lost. One line at a time: a reader that parses each line as it
+    comes holds no second copy of a log of hundreds of MB."""
+    pos = 0
+    while (end := text.find("\n", pos)) >= 0:
+        yield text[pos:end].removesuffix("\r")
+        pos = end + 1
+    yield text[pos:].removesuffix("\r")
 
 
 def head_lines(text: str, n: int) -> list[str]:

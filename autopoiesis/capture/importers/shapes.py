@@ -17,8 +17,8 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     as_dict,
+    iter_log_lines,
     load_json,
-    log_lines,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import counted, one_line
@@ -375,10 +375,11 @@ def function_part(part: dict[str, Any], turn_items: list[tf.Item], calls: ToolCa
 def json_lines(
     text: str | list[str], source: str, report: ImportReport
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each JSON-object line of TEXT (or of its LINES); a line
-    that is not JSON, nested too deeply or not an object is counted as malformed in REPORT
-    and skipped. A line of objects written back to back (a line break lost) gives each."""
-    for n, line in enumerate(log_lines(text) if isinstance(text, str) else text, start=1):
+    """(line number, object) for each JSON-object line of TEXT (or of its LINES), as each
+    is read; a line that is not JSON, nested too deeply or not an object is counted as
+    malformed in REPORT and skipped. A line of objects written back to back (a line break
+    lost) gives each."""
+    for n, line in enumerate(iter_log_lines(text) if isinstance(text, str) else text, start=1):
         if not line.strip():
             continue
         try:

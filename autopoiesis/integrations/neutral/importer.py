@@ -21,9 +21,9 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     first_json_line,
+    iter_log_lines,
     json_probe,
     load_json,
-    log_lines,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import args_summary, content_text, whole_number
@@ -48,7 +48,7 @@ class NeutralImporter:
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         if path.suffix == ".jsonl":
             drafts = []
-            for n, line in enumerate(log_lines(text), 1):
+            for n, line in enumerate(iter_log_lines(text), 1):
                 if line.strip():
                     try:
                         data = json.loads(line)
