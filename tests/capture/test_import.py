@@ -461,6 +461,27 @@ def test_an_older_copy_of_a_log_filed_in_two_parts_is_already_imported(
     assert len(again.skipped_duplicates) == 2
 
 
+def test_a_log_of_json_lines_is_read_a_line_at_a_time() -> None:
+    """A log's lines one at a time (iter_log_lines, what json_lines reads a text with, so a
+    log of hundreds of MB is not held twice: bench_import measures the memory) are its
+    lines as a list gives them: split at line feeds alone, a CRLF's CR dropped. Each line
+    is parsed as it comes: the first object before a later line is looked at."""
+    from autopoiesis.capture.importers.base import ImportReport, iter_log_lines, log_lines
+    from autopoiesis.capture.importers.shapes import json_lines
+
+    text = '{"n": 1}\r\n{"n": 2}\u2028 still 2"}\nnot json\n\n{"n": 4}'
+    assert list(iter_log_lines(text)) == log_lines(text)
+    assert log_lines(text) == ['{"n": 1}', '{"n": 2}\u2028 still 2"}', "not json", "", '{"n": 4}']
+    assert list(iter_log_lines("a\n")) == ["a", ""] and list(iter_log_lines("")) == [""]
+
+    report = ImportReport()
+    read = json_lines(text, "log.jsonl", report)
+    assert next(read) == (1, {"n": 1})
+    assert report.bad_lines == 0  # lines 2 and 3 not read yet
+    assert list(read) == [(5, {"n": 4})]
+    assert report.bad_lines == 2
+
+
 def test_a_line_separator_inside_a_message_splits_no_log_line(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
