@@ -364,6 +364,7 @@ def prepare_draft(
             if draft.parent_session
             else None
         ),
+        resumes=tf.written_session_id(draft.resumes, redactor.redact) if draft.resumes else None,
         project=session_project(
             draft.project, draft.cwd, redactor.redact, memory_root, draft.repository
         ),

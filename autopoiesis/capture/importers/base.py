@@ -144,6 +144,7 @@ class SessionDraft:
     tokens_out: int = 0
     source: str | None = None
     parent_session: str | None = None  # the session that spawned this one (a subagent's)
+    resumes: str | None = None  # the session this one goes on from, when its log says
     cwd: str | None = None  # the working folder, when the log says
     project: str | None = None  # the project's name, when the log names it; else from cwd
     repository: str | None = None  # the repository's name, when the log records it

@@ -103,8 +103,8 @@ def test_each_turn_of_a_resumed_session_is_filed_once(
         # and says which session it resumes
         assert said(sessions[OLD]) == list(EXCHANGES[0] + EXCHANGES[1])
         assert said(sessions[NEW]) == list(EXCHANGES[2])
+        assert sessions[NEW][0].meta.resumes == OLD
         if not copies_keep_old_id:
-            assert sessions[NEW][0].meta.resumes == OLD
             assert sessions[NEW][0].meta.started.hour == 10
             assert sessions[NEW][0].meta.started.minute == 20
             assert sessions[NEW][0].meta.tokens_in == 100  # the copy's usage is counted there
