@@ -186,7 +186,6 @@ def parse_records(
     sessions: dict[str, _Session] = {}
     session_of_uuid: dict[str, str] = {}
     sidechains: set[str] = set()
-    first_lines: dict[str, _Line] = {}
     for line in lines:
         if line.uuid is not None and line.uuid in dropped:
             continue
@@ -202,7 +201,7 @@ def parse_records(
                 parent_session=parent,
             )
             state = sessions[sid] = _Session(draft)
-            first_lines[sid] = line
+            _resumed_here(draft, line, session_of_uuid)
         if state.draft.cwd is None and isinstance(line.obj.get("cwd"), str):
             state.draft.cwd = line.obj["cwd"] or None  # every line says; the first counts
         if line.uuid is not None:
@@ -213,8 +212,11 @@ def parse_records(
             _user(state, line)
         else:
             _old_tool_line(state, line)
+    for state in sessions.values():
+        resumed = state.draft.resumes
+        if resumed is not None and not sessions[resumed].draft.turns:
+            state.draft.resumes = None  # nothing of it is filed from this log: no pointer
     for sid, state in sessions.items():
-        _resumed_here(state.draft, first_lines[sid], session_of_uuid)
         for kind in ("custom-title", "ai-title"):
             if state.draft.topic is None and titles.get((sid, kind)):
                 state.draft.topic = titles[(sid, kind)]
@@ -233,11 +235,12 @@ def parse_records(
 
 
 def _resumed_here(draft: SessionDraft, first: _Line, session_of_uuid: dict[str, str]) -> None:
-    """DRAFT `resumes:` the session of this log whose line its FIRST line goes on from: a
-    log that `claude --resume` wrote with the resumed session's lines copied under their
-    own id, then its own under the new one. (A copy under the new id is found when the
-    session is filed: capture/importers/filing.py.) A subagent's first line goes on from
-    its parent's and is no resumption."""
+    """DRAFT `resumes:` the session of this log whose line its FIRST line goes on from, a
+    line before it (SESSION_OF_UUID: the lines read so far): a log that `claude --resume`
+    wrote with the resumed session's lines copied under their own id, then its own under
+    the new one. (A copy under the new id is found when the session is filed:
+    capture/importers/filing.py.) A subagent's first line goes on from its parent's and
+    is no resumption."""
     before = session_of_uuid.get(first.parent) if first.parent is not None else None
     if before is not None and before != draft.session_id and draft.parent_session is None:
         draft.resumes = before

@@ -193,3 +193,21 @@ def test_sessions_begun_in_the_same_minute_are_not_read_whole_to_look_for_a_copy
     assert not any("-1111-" in where for where in parsed)  # none of the six was read whole
     assert import_files(memory_repo, [new]).refused == []
     assert said(filed(memory_repo)[NEW]) == list(EXCHANGES[2])  # the copy found all the same
+
+
+def test_a_session_resumes_only_what_its_log_holds_before_it(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A session of a log whose first line goes on from a line of another session, earlier
+    in the same log, resumes that session; a first line that names a later line (a log put
+    together by hand, two sessions naming each other) resumes nothing: no two sessions
+    resume each other."""
+    old_lines = lines_of(OLD, 0, 1)
+    new_lines = lines_of(NEW, 1, 2)  # its first line goes on from OLD's answer, a0
+    old_lines[0]["parentUuid"] = "a1"  # and OLD's first names NEW's answer, further down
+    log = write(tmp_path / "both.jsonl", [*old_lines, *new_lines])
+    assert import_files(memory_repo, [log]).refused == []
+    sessions = filed(memory_repo)
+    assert said(sessions[OLD]) == list(EXCHANGES[0]) and said(sessions[NEW]) == list(EXCHANGES[1])
+    assert sessions[NEW][0].meta.resumes == OLD
+    assert sessions[OLD][0].meta.resumes is None
