@@ -211,3 +211,27 @@ def test_a_session_resumes_only_what_its_log_holds_before_it(
     assert said(sessions[OLD]) == list(EXCHANGES[0]) and said(sessions[NEW]) == list(EXCHANGES[1])
     assert sessions[NEW][0].meta.resumes == OLD
     assert sessions[OLD][0].meta.resumes is None
+
+
+def test_a_session_resumes_none_that_its_log_files_nothing_of(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A first line that goes on from a line that makes no turn (here Claude Code's
+    caveat before a local command, under another session id) names no session that
+    `resumes:` could point at: none is filed from the log."""
+    caveat = {
+        "type": "user",
+        "sessionId": OLD,
+        "uuid": "a0",
+        "isMeta": True,
+        "timestamp": "2026-04-01T10:00:00.000Z",
+        "message": {
+            "role": "user",
+            "content": "<local-command-caveat>Caveat</local-command-caveat>",
+        },
+    }
+    log = write(tmp_path / "new.jsonl", [caveat, *lines_of(NEW, 1, 2)])
+    assert import_files(memory_repo, [log]).refused == []
+    sessions = filed(memory_repo)
+    assert OLD not in sessions and said(sessions[NEW]) == list(EXCHANGES[1])
+    assert sessions[NEW][0].meta.resumes is None
