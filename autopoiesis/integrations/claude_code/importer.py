@@ -322,8 +322,8 @@ def _check(
 
 # What parse_records reads of a message line once its checks are done: the rest (the
 # `toolUseResult` that repeats a tool's output, with the whole file an edit changed; the
-# version, branch and ids every line repeats) is let go as the log is read. Held whole, a
-# 300 MB log's parsed lines took 2.4 GB before its first turn was made.
+# version, branch and ids every line repeats) is let go as the log is read. Held whole,
+# the parsed lines were most of the 2.4 GB that reading a 300 MB log peaked at.
 _READ_LATER = ("cwd", "agentId", "message", "isMeta", "isCompactSummary")
 
 
