@@ -9,10 +9,12 @@ Embedders whose package is missing are skipped with a row saying so. LoCoMo is r
 ../shared/data/locomo (bench_locomo's import and figures: session recall@5/@10, MRR, turn
 hit@10). The coding figure is turn recall@10 (a question is found when one of its
 evidence snippets is inside a returned chunk) and MRR, overall and per question kind, on
-QUESTIONS (JSON lines {"question", "evidence": [snippet, ...], "kind"}) over the session
-logs under DIR (default: beside QUESTIONS), imported into a new memory repo, or over REPO,
-a memory repo they are in already. By default: bench/coding's questions and sessions,
-or, without them, a small paraphrase probe over ../shared/data's coding-agent logs.
+QUESTIONS (JSON lines {"question", "evidence": [snippet, ...], "kind", "project"}) over
+the session logs under DIR (default: beside QUESTIONS), imported into a new memory repo,
+or over REPO, a memory repo they are in already; each is asked from its project, as an
+agent in that project's checkout asks (bench_coding's searches do the same). By default:
+bench/coding's questions and sessions, or, without them, a small paraphrase probe over
+../shared/data's coding-agent logs.
 --speed: the speed figures on a corpus of NOTES notes (default 1,000; not with --quick).
 """
 
@@ -188,7 +190,13 @@ def coding(
                 for mode in modes:
                     got: dict[str, list[float]] = {}
                     for q in questions:
-                        results = index.search(q["question"], limit=10, mode=mode, fresh=False)
+                        results = index.search(
+                            q["question"],
+                            limit=10,
+                            mode=mode,
+                            fresh=False,
+                            project=q.get("project") or None,
+                        )
                         n = rank(results, q["evidence"])
                         for kind in ("", f" {q.get('kind', '')}"):
                             got.setdefault(f"turn_recall@10{kind}", []).append(n is not None)
