@@ -31,6 +31,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import bench_search as bs
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -264,14 +266,14 @@ def peak_memory(tmp: Path, megabytes: int) -> list[dict]:
     log.parent.mkdir()
     log.write_text(large_session("huge", megabytes * 1_000_000, random.Random(7)))
     repo = init_memory_repo(tmp / "huge-memory", build_index=False).root
-    probe = (
-        "import resource, runpy, sys\n"
+    probe = bs.CHILD_PEAK + (
+        "import runpy, sys\n"
         "sys.argv = ['autopoiesis', '-C', sys.argv[1], 'import', sys.argv[2]]\n"
         "try:\n"
         "    runpy.run_module('autopoiesis', run_name='__main__')\n"
         "except SystemExit as exc:\n"
         "    assert not exc.code, exc.code\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "print(peak_mib())\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe, str(repo), str(log)],
@@ -279,7 +281,7 @@ def peak_memory(tmp: Path, megabytes: int) -> list[dict]:
         capture_output=True,
         text=True,
     ).stdout
-    peak_mib = int(out.split()[-1]) / 1024  # ru_maxrss is in KiB on Linux
+    peak_mib = float(out.split()[-1])
     size_mib = log.stat().st_size / 2**20
     return [
         {

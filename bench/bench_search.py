@@ -75,25 +75,34 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
-# The child's peak is its own memory's high-water mark (VmHWM), not getrusage's ru_maxrss:
-# Linux carries a process's ru_maxrss across fork and exec, so a child of a runner that has
-# already run other benchmarks reports the runner's size (bench/run.py: 101 MiB where the
-# build alone peaks at 60).
-_CHILD = """
-import json, resource, sys, time
+# Code for a child process whose peak memory a bench reports: `peak_mib()`, its own
+# memory's high-water mark (VmHWM), not getrusage's ru_maxrss: Linux carries a process's
+# ru_maxrss across fork and exec, so a child of a runner that has already run other
+# benchmarks reports the runner's size (bench/run.py: 101 MiB where the build alone peaks
+# at 60).
+CHILD_PEAK = """
+def peak_mib():
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+_CHILD = (
+    CHILD_PEAK
+    + """
+import json, sys, time
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index import SearchIndex
 t = time.perf_counter()
 with SearchIndex(MemoryRepo(sys.argv[1])) as idx:
     rep = idx.rebuild_full()
 seconds = time.perf_counter() - t
-try:
-    with open("/proc/self/status") as status:
-        peak = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
-except (OSError, StopIteration):
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"seconds": seconds, "files": rep.indexed, "peak_mib": peak / 1024}))
+print(json.dumps({"seconds": seconds, "files": rep.indexed, "peak_mib": peak_mib()}))
 """
+)
 
 
 def rebuild_in_child(root: Path) -> dict:
