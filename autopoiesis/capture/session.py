@@ -46,7 +46,7 @@ from autopoiesis.capture.closing import (
     transcript_meta,
 )
 from autopoiesis.core.clock import format_ts, said_time, utc, utc_now
-from autopoiesis.core.paths import FileLock, MemoryRepo
+from autopoiesis.core.paths import FileLock, MemoryRepo, link_in_the_way
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
@@ -253,6 +253,12 @@ class ConversationCapture:
         slug = slugify(meta.topic) if meta.topic else ""
         rel = tf.transcript_relpath(sid, started, slug)
         path = self.repo.root / rel
+        why = link_in_the_way(self.repo.root, rel)
+        if why:  # a clone's link would have the conversation written wherever it points
+            raise CaptureError(
+                f"cannot write {rel}: {why}, then send its session_start again; session "
+                f"{sid} was not started and nothing was written."
+            )
         # everything is rendered before the file exists: a session that fails to start
         # leaves nothing behind that would block its id
         data = tf.encode(tf.render_preamble(meta, tf.title_from_slug(slug, sid)))

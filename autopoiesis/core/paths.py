@@ -17,7 +17,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
@@ -298,6 +298,39 @@ def _mode_for(path: Path, mode: int | None) -> int:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         return NEW_FILE_MODE
+
+
+def links_on_the_way(root: Path, rels: Iterable[str]) -> list[str]:
+    """Of RELS (paths relative to ROOT), each symbolic link on the way to one, a folder of
+    it or the file itself, as "PATH -> TARGET": what writing the file would go through. A
+    memory holds no links (docs/security.md#what-a-collaborator-can-change), and one a
+    collaborator pushed may name any file of this machine (`.gitignore -> ~/.gitconfig`,
+    a month's folder of transcripts -> a folder outside, or a dangling `SOUL.md ->
+    ~/.bashrc`): every writer of a file a clone may hold asks this before it writes."""
+    found: dict[str, str] = {}
+    for rel in rels:
+        path = root
+        for part in PurePosixPath(rel).parts:
+            path = path / part
+            if path.is_symlink():
+                found[path.relative_to(root).as_posix()] = os.readlink(path)
+                break
+            if not path.exists():
+                break
+    return [f"{rel} -> {target}" for rel, target in sorted(found.items())]
+
+
+def link_in_the_way(root: Path, rel: str) -> str | None:
+    """Why REL (relative to ROOT) may not be written: the symbolic link on the way to it
+    (links_on_the_way), said for an error; None when there is none."""
+    links = links_on_the_way(root, [rel])
+    if not links:
+        return None
+    return (
+        f"{'; '.join(links)} is a symbolic link, and a memory holds none (one pulled from a "
+        "collaborator may name any folder of this machine); remove it (`git rm`; "
+        "`autopoiesis verify` lists them)"
+    )
 
 
 def atomic_write(

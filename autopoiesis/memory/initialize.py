@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autopoiesis.core.config import CONFIG_FILENAME, template_text
@@ -25,6 +25,7 @@ from autopoiesis.core.paths import (
     STATE_DIR,
     MemoryRepo,
     in_git_folder,
+    links_on_the_way,
 )
 from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.git.runner import toplevel as git_toplevel
@@ -60,29 +61,10 @@ class InitReport:
         return bool(self.created or self.updated)
 
 
-def _links_on_the_way(root: Path, rels: Iterable[str]) -> list[str]:
-    """Of RELS (repo-relative), each symbolic link on the way to one, a folder of it or the
-    file itself, as "PATH -> TARGET": what `init` would open, append to or create a file
-    through. A memory holds no links (docs/security.md#what-a-collaborator-can-change), and
-    one a collaborator pushed may name any file of this machine (`.gitignore ->
-    ~/.gitconfig`, or a dangling `SOUL.md -> ~/.bashrc`)."""
-    found: dict[str, str] = {}
-    for rel in rels:
-        path = root
-        for part in PurePosixPath(rel).parts:
-            path = path / part
-            if path.is_symlink():
-                found[path.relative_to(root).as_posix()] = os.readlink(path)
-                break
-            if not path.exists():
-                break
-    return [f"{rel} -> {target}" for rel, target in sorted(found.items())]
-
-
 def _refuse_links(root: Path, rels: Iterable[str]) -> None:
     """Refuse, before a file is written, to write RELS through a symbolic link (see
-    _links_on_the_way), naming each link and how to be rid of it."""
-    links = _links_on_the_way(root, rels)
+    links_on_the_way), naming each link and how to be rid of it."""
+    links = links_on_the_way(root, rels)
     if not links:
         return
     names = " ".join(shlex.quote(link.split(" -> ", 1)[0]) for link in links)
@@ -356,6 +338,16 @@ def init_memory_repo(
     _merge_lines(root, ".gitignore", (FILES_DIR / "gitignore").read_text(encoding="utf-8"), report)
     merge_gitattributes(root, report)
 
+    links = repo.links()
+    if links:  # never followed (capture, import and the writers refuse them); said here first
+        shown = ", ".join(links[:5]) + (" ..." if len(links) > 5 else "")
+        report.warnings.append(
+            f"{len(links)} symbolic link{'s' if len(links) != 1 else ''} in the memory "
+            f"folders: {shown}. A memory holds none (one pulled from a collaborator may "
+            "name any file of this machine): nothing is read or written through them, and "
+            "a session whose folder is one is refused. Remove them with `git rm` "
+            "(`autopoiesis verify` lists them)."
+        )
     if install_hooks:
         try:
             report.hooks = [m for m in _install(root) if not m.endswith("already installed")]

@@ -156,6 +156,33 @@ def test_bad_events_are_refused_and_nothing_else_is_lost(
     assert not list((memory_repo.root.parent).glob("etc*"))
 
 
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_session_is_never_written_through_a_link_a_clone_holds(
+    memory_repo: MemoryRepo, tmp_path: Path, dangling: bool
+) -> None:
+    """A month's folder of transcripts that is a symbolic link (pulled from a collaborator,
+    kept by a clone): the conversation was written wherever it pointed, then refused at
+    its end; a dangling one read as "already exists". Refused at session_start, naming the
+    link; nothing is written outside, and once the link is gone the session starts."""
+    outside = tmp_path / "outside"
+    if not dangling:
+        outside.mkdir()
+    month = memory_repo.conversations_dir / "2026" / "02"
+    month.parent.mkdir(parents=True, exist_ok=True)
+    month.symlink_to(outside)
+    said = {"event": "message", "role": "user", "content": "hello there", "session_id": "s1"}
+    report = process_stream(memory_repo, events(start(), said, {"event": "session_end"}))
+    assert report.closed == []
+    assert report.refused[0].startswith("line 1: cannot write raw/conversations/2026/02/16/")
+    assert f"raw/conversations/2026/02 -> {outside} is a symbolic link" in report.refused[0]
+    assert "git rm" in report.refused[0]
+    assert not outside.exists() or list(outside.rglob("*")) == []
+    month.unlink()
+    report = process_stream(memory_repo, events(start(), said, {"event": "session_end"}))
+    assert len(report.closed) == 1 and report.refused == []
+    assert "hello there" in (memory_repo.root / report.closed[0].path).read_text()
+
+
 def test_a_message_with_a_byte_that_is_not_utf8_is_kept_with_a_warning(
     memory_repo: MemoryRepo,
 ) -> None:

@@ -55,6 +55,30 @@ def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: 
     assert not (memory_repo.root.parent / "evil").exists()
 
 
+def test_a_session_is_never_written_through_a_link_a_clone_holds(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A month's folder of transcripts that is a symbolic link (pulled from a collaborator,
+    kept by a clone): the session was written wherever it pointed. It is refused, naming
+    the link, as one to try again (the session watcher does); once the link is gone it is
+    filed."""
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(_claude_log("linked", [("user", "hello there"), ("assistant", "hi")]))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    month = memory_repo.conversations_dir / "2025" / "12"
+    month.parent.mkdir(parents=True)
+    month.symlink_to(outside)
+    report = import_files(memory_repo, [log])
+    assert report.imported == [] and list(outside.rglob("*")) == []
+    assert len(report.refused) == 1 and report.temporary == report.refused
+    assert f"raw/conversations/2025/12 -> {outside} is a symbolic link" in report.refused[0]
+    month.unlink()
+    report = import_files(memory_repo, [log])
+    assert len(report.imported) == 1 and report.refused == []
+    assert "hello there" in (memory_repo.root / report.imported[0]).read_text()
+
+
 def _claude_log(sid: str, said: list[tuple[str, str]], first: int = 0) -> bytes:
     """A Claude Code log of SAID ((role, text) a line, numbered from FIRST), as bytes."""
     return b"".join(

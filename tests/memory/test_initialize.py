@@ -276,3 +276,24 @@ def test_writes_nothing_through_a_link_a_collaborator_committed(
     with pytest.raises(AutopoiesisError, match=".gitattributes -> "):
         merge_gitattributes(clone.resolve(), InitReport(clone))
     assert gitconfig.read_text() == "[user]\n\tname = Victim\n"
+
+
+def test_a_link_where_sessions_are_filed_is_named_when_a_clone_is_set_up(
+    tmp_path: Path, git, memory_repo
+) -> None:
+    """A collaborator committed a month's folder of transcripts as a link out of the
+    memory (hooks off). init writes nothing there, so it set the clone up without a word,
+    and the first session of that month was refused (capture and import refuse to write
+    through it). init names the link, once, as a warning."""
+    (tmp_path / "outside").mkdir()
+    month = memory_repo.root / "raw/conversations/2026/12"
+    month.parent.mkdir(parents=True)
+    month.symlink_to(tmp_path / "outside", target_is_directory=True)
+    git(memory_repo.root, "add", "-A")
+    git(memory_repo.root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "a link")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(memory_repo.root), str(clone))
+    report = init_memory_repo(clone, build_index=False)
+    named = [w for w in report.warnings if "symbolic link" in w]
+    assert len(named) == 1 and "raw/conversations/2026/12" in named[0] and "git rm" in named[0]
+    assert list((tmp_path / "outside").iterdir()) == []

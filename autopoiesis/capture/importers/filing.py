@@ -32,7 +32,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport
-from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write_many
+from autopoiesis.core.paths import (
+    CONVERSATIONS_DIR,
+    MemoryRepo,
+    atomic_write_many,
+    link_in_the_way,
+)
 from autopoiesis.core.redact import marker_kinds
 from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, TranscriptFormatError
@@ -186,6 +191,15 @@ def _write(
     written: list[str],
     report: ImportReport,
 ) -> None:
+    linked = {rel: why for rel, _, _ in pending if (why := link_in_the_way(repo.root, rel))}
+    for rel, sid, _ in pending:
+        if rel in linked:  # a clone's link would have the session written wherever it points
+            report.refuse(
+                f"session {sid}",
+                f"cannot write {rel}: {linked[rel]}, then import it again; nothing was written.",
+                temporary=True,  # the watcher tries again: once the link is gone it is filed
+            )
+    pending[:] = [item for item in pending if item[0] not in linked]
     errors = atomic_write_many([(repo.root / rel, tf.encode(text)) for rel, _, text in pending])
     for (rel, sid, _), error in zip(pending, errors):
         if error is not None:
