@@ -51,6 +51,7 @@ from autopoiesis.capture.session import (
     ConversationCapture,
     Session,
     event_time,
+    normalize_role,
 )
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.text import counted, decode_replacing
@@ -242,24 +243,28 @@ def apply_event(
             )
             capture.on_tool_call(sid, tool, "", content, timestamp=event.get("timestamp"))
             return None
+        # everything the event says is checked before a line of it is written: an event is
+        # written whole or not at all (a refused message's tool calls were kept, and came
+        # twice when the harness sent it again, mended)
+        role = event.get("role")
+        if content.strip() or role is not None:
+            if not isinstance(role, str):
+                raise CaptureError("a message event needs role as a string: user, agent or system.")
+            normalize_role(role)
         calls = _api_tool_calls(event.get("tool_calls"))
+        meta = {k: event[k] for k in ("timestamp", "type", "memory") if event.get(k) is not None}
+        name = _text(event.get("name"), "a message's 'name'")
+        if name is not None:
+            meta["name"] = name
+        if content.strip():  # what the agent said, then the calls it made saying it
+            capture.on_message(sid, str(role), content, meta)
+        elif not calls:  # says nothing: no turn of its own, as an import keeps none
+            warnings.warn("a message with no text is not kept as a turn.", stacklevel=2)
         for called, args, call_id in calls:
             # the calls an assistant message makes (OpenAI's tool_calls): each its own line
             if call_id:
                 capture.call_names[(sid, call_id)] = called
             capture.on_tool_call(sid, called, args, None, timestamp=event.get("timestamp"))
-        if not content.strip():  # says nothing: no turn of its own, as an import keeps none
-            if not calls:
-                warnings.warn("a message with no text is not kept as a turn.", stacklevel=2)
-            return None
-        meta = {k: event[k] for k in ("timestamp", "type", "memory") if event.get(k) is not None}
-        name = _text(event.get("name"), "a message's 'name'")
-        if name is not None:
-            meta["name"] = name
-        role = event.get("role")
-        if not isinstance(role, str):
-            raise CaptureError("a message event needs role as a string: user, agent or system.")
-        capture.on_message(sid, role, content, meta)
     elif kind == "tool_call":
         capture.on_tool_call(
             sid,

@@ -1013,6 +1013,42 @@ def test_a_chat_api_s_tool_calls_are_kept_and_their_output_named_by_the_call(
     assert calls == [("get_weather", '{"city":"Paris"}', None), ("get_weather", "", "sunny")]
 
 
+def test_a_refused_message_writes_none_of_its_tool_calls(memory_repo: MemoryRepo) -> None:
+    """A message of an unknown role (or a role that is no string) was refused after its
+    `tool_calls` had been written: the refused event left lines in the transcript, and the
+    harness that sent it again, mended, had them twice. An event is written whole or not
+    at all; an accepted message's text comes before the calls it makes."""
+
+    def call(cid: str, name: str) -> dict:
+        return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+    report = process_stream(
+        memory_repo,
+        events(
+            start("ses_partial"),
+            {"event": "message", "role": "user", "content": "list files"},
+            {"event": "message", "role": "bogus", "content": "x", "tool_calls": [call("a", "rm")]},
+            {"event": "message", "role": 42, "content": "x", "tool_calls": [call("b", "cp")]},
+            {"event": "message", "role": "bogus", "content": None, "tool_calls": [call("c", "mv")]},
+            {
+                "event": "message",
+                "role": "assistant",
+                "content": "Let me look.",
+                "tool_calls": [call("d", "ls")],
+            },
+            {"event": "session_end"},
+        ),
+    )
+    assert [r.split(":")[0] for r in report.refused] == ["line 3", "line 4", "line 5"]
+    turns = tf.parse((memory_repo.root / report.closed[0].path).read_text()).turns
+    items = [
+        ("call", i.tool) if isinstance(i, tf.ToolCall) else ("text", i.content.strip())
+        for t in turns[1:]
+        for i in t.items
+    ]
+    assert items == [("text", "Let me look."), ("call", "ls")]
+
+
 def test_a_session_numbered_by_its_harness_is_captured(memory_repo: MemoryRepo) -> None:
     """A harness that numbers its sessions (`"session_id": 42`) had its session_start and
     every message refused: nothing of the session was kept. A whole number is the id's
