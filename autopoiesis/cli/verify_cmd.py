@@ -9,7 +9,7 @@ from autopoiesis.cli._common import echo_json, get_memory, warn
 
 # Findings whose own line says what to do (remove the link, the oddly named file; fix the
 # team's repository): the hint about rewritten transcripts is not theirs.
-OWN_REMEDY = frozenset({"link", "name", "team-link", "team-transcript"})
+OWN_REMEDY = frozenset({"link", "name", "team-link", "team-name", "team-transcript"})
 
 
 def register(app: typer.Typer) -> None:

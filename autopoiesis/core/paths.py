@@ -629,8 +629,11 @@ def shipped_files() -> dict[str, bytes]:
     return out
 
 
-# What a file name may not hold (C0 and C1 controls, DEL), and how long one part may be.
-_CONTROL_CHAR = re.compile("[\x00-\x1f\x7f-\x9f]")
+# What no name of a memory's file holds: a control character (C0 and C1, DEL: an escape
+# sequence in a name sets the title of the terminal that lists it) or a line or paragraph
+# separator (a line break in a name ends a line of every listing that shows it: a search
+# result, a context's label, git's own). And how long one part may be.
+ODD_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 NAME_MAX = 255
 
 
@@ -844,7 +847,7 @@ class MemoryRepo:
         text = os.fspath(relpath)
         if "\x00" in text:
             raise UnsafePathError(f"Path {text!r} contains a NUL byte; use a plain relative path.")
-        control = _CONTROL_CHAR.search(text)
+        control = ODD_NAME.search(text)
         if control:
             raise UnsafePathError(
                 f"Path {text!r} contains a control character ({control.group()!r}); a file name "

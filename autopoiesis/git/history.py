@@ -8,11 +8,10 @@ than the objects hold. Light path, like verify: the standard library and git.run
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, SHARED_DIR
+from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, ODD_NAME, SHARED_DIR
 from autopoiesis.errors import GitError
 from autopoiesis.git.runner import GitCommandError, call, decode
 from autopoiesis.git.runner import run as _run
@@ -110,11 +109,6 @@ LINK_MODES = {"120000": "a symbolic link", "160000": "a gitlink (submodule)"}
 # would be read on every command), and shared/, where the teams are mounted.
 READ_FILES = (".gitignore", ".gitattributes", ".gitmodules", "memory-config.yaml")
 READ_SCOPE = (*CONTENT_DIRS, SHARED_DIR, *READ_FILES)
-
-
-# What no name in the memory folders holds: a control character (a line break in a name
-# ends a line of every listing that shows it: a search result, a context's label).
-ODD_NAME = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
 def secrets_in_names(root: Path, paths: list[str]) -> dict[str, str]:

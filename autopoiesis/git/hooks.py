@@ -36,10 +36,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
+from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, ODD_NAME, MemoryRepo, template_dir
 from autopoiesis.core.text import is_utf8, utf8_problem
 from autopoiesis.errors import FrontmatterError, GitError
-from autopoiesis.git.history import ODD_NAME, in_read_scope, misplaced, secrets_in_names
+from autopoiesis.git.history import in_read_scope, misplaced, secrets_in_names
 from autopoiesis.git.runner import (
     Change,
     GitCommandError,

@@ -9,7 +9,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from autopoiesis.core.paths import MemoryRepo, category_of, shipped_files
+from autopoiesis.core.paths import ODD_NAME, MemoryRepo, category_of, shipped_files
 from autopoiesis.core.private import is_ciphertext
 from autopoiesis.core.text import is_utf8, wide_encoding
 
@@ -103,6 +103,13 @@ def read_memory_file(
         # SQLite stores text as UTF-8 and refuses the byte (a lone surrogate here)
         warnings.append(
             f"{ascii(path)[1:-1]}: its name is not UTF-8; not indexed: rename it (`git mv`)"
+        )
+        return None
+    odd = ODD_NAME.search(path)
+    if odd:  # what search or a context prints of it would be the name's escape or line break
+        warnings.append(
+            f"{ascii(path)[1:-1]}: its name holds a control character ({odd.group()!r}); not "
+            "indexed: rename it (`git mv`; `autopoiesis verify` reports it)"
         )
         return None
     full = repo.root / path

@@ -24,10 +24,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autopoiesis.core.paths import SHARED_DIR, MemoryRepo, shared_mounts
+from autopoiesis.core.paths import ODD_NAME, SHARED_DIR, MemoryRepo, shared_mounts
 from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, InvalidArgumentError
-from autopoiesis.git.history import ODD_NAME, Finding
+from autopoiesis.git.history import Finding
 from autopoiesis.git.runner import call, decode
 
 _TEAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
@@ -414,7 +414,8 @@ class TeamMemory:
         out.moved[:] = [m for m in out.moved if m]
 
     def findings(self) -> list[Finding]:
-        """What `verify` reports of the mounts: a transcript or a link in a team's memory."""
+        """What `verify` reports of the mounts: a transcript, a link or a name with a
+        control character in a team's memory."""
         found: list[Finding] = []
         for team in self.mounts():
             mount = self.root / SHARED_DIR / team
@@ -442,6 +443,16 @@ class TeamMemory:
                             "team-link",
                             "a link or submodule in team memory (never read): "
                             "remove it from the team's repository",
+                        )
+                    )
+                elif ODD_NAME.search(path):
+                    found.append(
+                        Finding(
+                            ascii(where)[1:-1],
+                            head,
+                            "team-name",
+                            "a name with a control character in team memory (never "
+                            "indexed): remove it from the team's repository",
                         )
                     )
         return found
