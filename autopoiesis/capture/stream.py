@@ -53,6 +53,7 @@ from autopoiesis.capture.session import (
     event_time,
     normalize_role,
 )
+from autopoiesis.core.approval import capture_held_back
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.text import counted, decode_replacing
 from autopoiesis.errors import AutopoiesisError, CaptureError
@@ -426,6 +427,9 @@ def process_stream(
         warnings.simplefilter("always")
         capture = ConversationCapture(repo, on_closed=announce, on_committed=on_committed)
         report.recovered = capture.recovered
+        held = capture_held_back(repo.root)
+        if held:
+            warnings.warn(held, stacklevel=1)
         refused_starts: dict[str, str] = {}
         not_utf8: list[tuple[int, int]] = []  # (line, byte) of the events read with U+FFFD
         cap = line_cap(repo.config.capture.max_message_bytes)

@@ -8,7 +8,8 @@ the LLM provider, its endpoint and the environment variable whose value is sent 
 the API key; the embedder, and its endpoint; the globs of files the daemon imports
 from this machine; whether secrets are redacted before they are written (and so pushed
 and sent); how much of a message capture keeps (a transcript is written once: a cap a
-collaborator lowered to 1 KB cut every long message this machine captured, for good). A
+collaborator lowered to 1 KB cut every long message this machine captured, for good; a
+redaction pattern of theirs, `(?i)postgres`, every word it matches). A
 collaborator who sets `llm.base_url` to their server and
 `llm.api_key_env: GITHUB_TOKEN` would otherwise receive the token and every prompt.
 
@@ -18,7 +19,8 @@ So those settings take effect only once this machine approved them, value for va
 approval lives in the git directory too (`.git/autopoiesis/approved.json`, shared by the
 linked worktrees), which no clone, fetch or pull carries and no commit can hold; in a
 folder without git, under `.autopoiesis/`. Until then, `load_config` gives the OUTWARD
-settings their defaults (everything offline, redaction on, messages kept up to 1 MiB) and
+settings their defaults (everything offline, redaction on with the built-in rules alone,
+messages kept up to 1 MiB) and
 the LLM client says once what was held back and how to approve it.
 
 Kept light (stdlib only): load_config runs on every command and hook.
@@ -46,6 +48,7 @@ OUTWARD: tuple[tuple[str, str], ...] = (
     ("daemon", "session_globs"),
     ("capture", "redaction_enabled"),
     ("capture", "max_message_bytes"),
+    ("capture", "extra_patterns"),
     ("private", "model_paths"),
 )
 _GLOBS = ("daemon", "session_globs")
@@ -54,7 +57,11 @@ _EMBEDDER = ("search", "embedder")
 # Embedders that run from what is installed, sending nothing and fetching nothing: choosing
 # one needs no approval (the others send text to a server or may fetch a model).
 LOCAL_EMBEDDERS = ("offline", "wordllama")
-_YAML_NAMES = {("capture", "redaction_enabled"): "capture.redaction.enabled"}  # as the file has it
+_EXTRA_PATTERNS = ("capture", "extra_patterns")
+_YAML_NAMES = {  # as the file has them
+    ("capture", "redaction_enabled"): "capture.redaction.enabled",
+    _EXTRA_PATTERNS: "capture.redaction.extra_patterns",
+}
 APPROVE_COMMAND = "autopoiesis llm approve"
 
 
@@ -73,6 +80,8 @@ def outward_settings(config: Config) -> dict[str, Any]:
             value = min(value, CaptureConfig().max_message_bytes)
         elif (section, key) == _EMBEDDER and value in LOCAL_EMBEDDERS:
             value = LOCAL_EMBEDDERS[0]  # as the default: nothing leaves the machine
+        elif (section, key) == _EXTRA_PATTERNS:
+            value = [{"name": p.name, "pattern": p.pattern} for p in value]
         elif isinstance(value, tuple):
             value = list(value)  # as JSON has it
         out[_YAML_NAMES.get((section, key), f"{section}.{key}")] = value
@@ -168,10 +177,18 @@ def held_back_message(root: Path, settings: dict[str, Any]) -> str:
         "keeps) with settings "
         f"this machine has not approved ({describe(settings)}). A pull or a clone can change "
         "that file, so they keep their defaults: the LLM stages run offline, search embeds "
-        "offline, secrets are redacted, a message is kept up to 1 MiB. If you wrote them or "
-        "trust them, run "
+        "offline, secrets are redacted (by the built-in rules alone), a message is kept up "
+        "to 1 MiB. If you wrote them or trust them, run "
         f"`{APPROVE_COMMAND}` in {root}."
     )
+
+
+def capture_held_back(root: Path) -> str | None:
+    """The warning for what capture and import write when memory-config.yaml sets how they
+    redact or cut (`capture.*`) and this machine has not approved it, or None: a person
+    who wrote an extra redaction pattern into the shared file learns it is not yet used."""
+    held = {k: v for k, v in held_back(root).items() if k.startswith("capture.")}
+    return held_back_message(root, held) if held else None
 
 
 __all__ = [
@@ -180,6 +197,7 @@ __all__ = [
     "approval_path",
     "approve",
     "approved_settings",
+    "capture_held_back",
     "describe",
     "held_back",
     "held_back_message",

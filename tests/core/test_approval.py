@@ -218,3 +218,34 @@ def test_a_raised_message_cap_needs_no_approval(memory_repo):
     assert load_config(memory_repo.root).capture.max_message_bytes == 4194304
     config.write_text("capture:\n  max_message_bytes: 2048\n", encoding="utf-8")
     assert load_config(memory_repo.root).capture.max_message_bytes == 1048576
+
+
+def test_a_pulled_redaction_pattern_waits_for_approval(memory_repo, git, cli):
+    """A collaborator's `extra_patterns: [{name: pii, pattern: "(?i)postgres"}]`, pulled,
+    cut the word from every transcript this machine captured, for good (and turned a name
+    holding it into "a name that holds a secret", so every push was refused). It waits for
+    this machine's approval, as the other settings that decide what capture keeps."""
+    config = memory_repo.root / "memory-config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "extra_patterns: []", 'extra_patterns:\n      - {name: pii, pattern: "(?i)design"}'
+        )
+    )
+    git(memory_repo, "commit", "-q", "-am", "maintenance: redaction")
+    assert load_config(memory_repo.root).capture.extra_patterns == ()
+    assert "[redacted:pii]" not in _capture_long_message(cli, memory_repo, "ses_before")
+    # whoever wrote it learns it is not used yet, from capture itself
+    from autopoiesis.capture.stream import process_stream
+
+    report = process_stream(memory_repo, [])
+    assert any(
+        "capture.redaction.extra_patterns" in w and "llm approve" in w for w in report.warnings
+    )
+
+    proc = cli("llm", "approve", "--yes", repo=memory_repo)
+    assert 'capture.redaction.extra_patterns: [{"name": "pii", "pattern": "(?i)design"}]' in (
+        proc.stdout
+    )
+    assert "the whole [redacted:pii] document" in _capture_long_message(
+        cli, memory_repo, "ses_after"
+    )

@@ -43,6 +43,7 @@ from autopoiesis.capture.importers.base import (
 )
 from autopoiesis.capture.importers.filing import Prepared, file_sessions
 from autopoiesis.capture.importers.unread import not_read_yet, recognise_database
+from autopoiesis.core.approval import capture_held_back
 from autopoiesis.core.clock import format_ts, said_time, utc, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import session_project
@@ -529,6 +530,9 @@ def import_files(
     of any format is passed over with a warning. PROGRESS(done, total) is called after
     each file is read."""
     report = ImportReport()
+    held = capture_held_back(repo.root)
+    if held:
+        report.warnings.append(held)
     paths = list(paths)  # read twice: by _inputs, and for the folders named at the end
     redactor = repo.redactor()
     registered = importers()  # once: the registry is asked for every file
