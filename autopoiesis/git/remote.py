@@ -134,9 +134,14 @@ class RemoteMixin(GitCore):
 
     def fetch(self, remote: str, *, timeout: float = 120) -> None:
         """`git fetch REMOTE` (its branches into refs/remotes/REMOTE/, and the tags that
-        point into them; a tag this repo already has under the same name is kept)."""
+        point into them; a tag this repo already has under the same name is kept). Never
+        into submodules: a team is mounted only by `team add`, and git reads the work
+        tree's `.gitmodules` to recurse, where a pulled entry git cannot parse (`update =
+        !cmd`) stopped every later fetch."""
         self._network_env()
-        proc = self.run("fetch", "--quiet", remote, check=False, timeout=timeout)
+        proc = self.run(
+            "fetch", "--quiet", "--no-recurse-submodules", remote, check=False, timeout=timeout
+        )
         if proc.returncode != 0:
             raise GitError(_last_lines(proc.stderr or proc.stdout))
 

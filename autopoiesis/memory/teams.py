@@ -392,7 +392,8 @@ class TeamMemory:
         except GitError as exc:
             out.problems.append(f"team {team}: {exc}")
             return
-        if call(mount, "fetch", "-q", "origin").returncode != 0:
+        # never into the team's submodules (see MemoryGit.fetch)
+        if call(mount, "fetch", "-q", "--no-recurse-submodules", "origin").returncode != 0:
             out.problems.append(f"team {team}: its remote could not be reached; kept as it was")
             return
         before = _git(mount, "rev-parse", "HEAD", check=False).strip()

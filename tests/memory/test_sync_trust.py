@@ -135,6 +135,28 @@ def test_a_pulled_team_mount_waits_for_this_machines_team_add(tmp_path: Path, cl
         assert (victim.root / "shared/ops/knowledge/reference/ops.md").is_file()
 
 
+def test_a_pulled_gitmodules_git_cannot_parse_stops_no_later_sync(tmp_path: Path) -> None:
+    """A collaborator's .gitmodules entry with `update = !cmd` (which git refuses to read
+    from a .gitmodules): once merged, every later `git fetch` read it to recurse into
+    submodules and failed (said as "check the network and your credentials"), even after
+    the collaborator removed it. A fetch never recurses: sync goes on, and nothing runs."""
+    victim, attacker = _pair(tmp_path)
+    canary = tmp_path / "PWN"
+    (attacker.root / ".gitmodules").write_text(
+        f'[submodule "shared/x"]\n\tpath = shared/x\n\turl = /nowhere.git\n'
+        f"\tupdate = !touch {canary}\n"
+    )
+    _push(attacker, ".gitmodules")
+    for _ in range(3):
+        sync_once(victim)  # raised SyncError from the second on
+    (attacker.root / "knowledge/reference/later.md").write_text("# Later\n\n- a later note\n")
+    _git(attacker, "-c", "fetch.recurseSubmodules=false", "pull", "-q", "--no-rebase", "origin")
+    _push(attacker)
+    sync_once(victim)
+    assert (victim.root / "knowledge/reference/later.md").is_file()
+    assert not canary.exists()
+
+
 def test_a_pulled_link_at_the_settings_file_is_refused_before_the_merge(tmp_path: Path) -> None:
     """`memory-config.yaml -> /dev/zero` was merged, and every later command read it to
     the end of memory. Sync refuses a link where autopoiesis reads a file."""
