@@ -454,6 +454,41 @@ def test_a_log_reached_twice_is_imported_once_without_a_false_warning(
     assert subject.startswith("conversation: loop-session")
 
 
+def test_two_imports_of_one_growing_log_file_it_one_after_the_other(
+    memory_repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """Two imports of one session at once, its log grown between them (the session
+    watcher, a hook's import and a person's `import` overlapping): each read that nothing
+    was filed and filed it as a new session under its own name; the second file could
+    never be committed, and every later import of the session was refused. An import
+    files under the repo's import lock: the second waits, then continues the first."""
+    import threading
+
+    said = [("user", "hello there"), ("assistant", "hi"), ("user", "and then"), ("assistant", "ok")]
+    short, full = tmp_path / "short.jsonl", tmp_path / "full.jsonl"
+    short.write_bytes(_claude_log("growing", said[:2]))
+    full.write_bytes(_claude_log("growing", said))
+    reports: list = []
+    with memory_repo.lock("import"):  # held by another import
+        threads = [
+            threading.Thread(target=lambda f=f: reports.append(import_files(memory_repo, [f])))
+            for f in (short, full)
+        ]
+        for t in threads:
+            t.start()
+        threads[0].join(timeout=1.0)
+        assert threads[0].is_alive() and reports == []  # waits for the lock
+    for t in threads:
+        t.join()
+    assert all(r.refused == [] for r in reports), [r.refused for r in reports]
+    assert git(memory_repo, "status", "--porcelain", "raw").stdout == ""
+    filed = sorted(memory_repo.conversations_dir.rglob("*growing*.md"))
+    turns = [t for f in filed for t in tf.parse(f.read_text(encoding="utf-8")).turns]
+    assert [t.role for t in turns] == ["user", "agent", "user", "agent"]
+    again = import_files(memory_repo, [full])
+    assert again.refused == [] and again.imported == []
+
+
 def test_an_older_copy_of_a_log_filed_in_two_parts_is_already_imported(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:

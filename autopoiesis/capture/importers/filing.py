@@ -91,7 +91,23 @@ def file_sessions(
     """Write each transcript as a new session or as the continuation of a filed one; skip
     exact re-imports; commit what was written together. A session that cannot be
     written is refused on its own. The files are written together (core.paths'
-    atomic_write_many); a session met twice in one batch waits for the first's file."""
+    atomic_write_many); a session met twice in one batch waits for the first's file.
+
+    One import files at a time (the repo's "import" lock, from reading which parts are
+    filed to the commit): two imports of one growing log at once (the session watcher, a
+    hook's import, a person's) each filed it as a new session, under two names, and the
+    second file could never be committed."""
+    with repo.lock("import"):
+        _file_sessions(repo, transcripts, report, commit=commit)
+
+
+def _file_sessions(
+    repo: MemoryRepo,
+    transcripts: list[Prepared] | list[tf.Transcript],
+    report: ImportReport,
+    *,
+    commit: bool,
+) -> None:
     index = SessionIndex.load(repo)
     written: list[str] = []
     pending: list[tuple[str, str, str]] = []  # (path, session id, text)
