@@ -9,7 +9,7 @@ from autopoiesis.cli._common import echo_json, get_memory, warn
 
 # Findings whose own line says what to do (remove the link, the oddly named file; fix the
 # team's repository): the hint about rewritten transcripts is not theirs.
-OWN_REMEDY = frozenset({"link", "name", "team-link", "team-name", "team-transcript"})
+OWN_REMEDY = frozenset({"link", "name", "team-link", "team-name", "team-transcript", "worktree"})
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +35,8 @@ def verify(
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Report every commit that modified, renamed or deleted a transcript after it was
-    added, and a history replaced wholesale; exit 1 when there is any."""
+    added, a history replaced wholesale, and a committed transcript the working tree
+    holds otherwise (edited or deleted, not committed); exit 1 when there is any."""
     result = get_memory(ctx).verify(branch=ref, full=full or accept, accept=accept)
     if result.unsaved:  # the check ran; only its bookmark is missing
         warn(

@@ -41,11 +41,18 @@ plumbing (no GitPython).
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path, unwritable
+from autopoiesis.core.paths import (
+    CONVERSATIONS_DIR,
+    MemoryRepo,
+    atomic_write,
+    git_state_path,
+    unwritable,
+)
 from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError
 from autopoiesis.git.admission import added_findings
@@ -543,6 +550,41 @@ def verify(
             except (GitError, OSError) as exc:  # a read-only repository: it was read all the same
                 result.unsaved = _why_not_saved(repo, exc)
     return result
+
+
+def worktree_findings(root: Path) -> list[Finding]:
+    """Each committed transcript the working tree holds otherwise than HEAD (edited,
+    staged, or deleted): the history is intact, but the index, search and the compiled
+    context read the file as it is on disk, so an edit there (by hand, or by a tool with
+    access to the folder) would speak as the conversation. `verify` and `doctor` name it;
+    the pre-commit hook refuses to commit it."""
+    out = git_real(
+        root,
+        "diff",
+        "--no-renames",
+        "--name-status",
+        "-z",
+        "HEAD",
+        "--",
+        CONVERSATIONS_DIR,
+        check=False,
+    )
+    fields = decode(out).split("\x00")
+    found: list[Finding] = []
+    for status, path in zip(fields[::2], fields[1::2]):
+        if not path or status == "A":  # a new one, not yet committed: no text to differ from
+            continue
+        what = "deleted" if status == "D" else "changed"
+        found.append(
+            Finding(
+                path,
+                "HEAD",
+                "worktree",
+                f"{what} in the working tree since its commit (search and the context read "
+                f"it as it is there): restore it with `git checkout HEAD -- {shlex.quote(path)}`",
+            )
+        )
+    return found
 
 
 def _why_not_saved(repo: MemoryRepo, exc: Exception) -> str:

@@ -520,6 +520,10 @@ class Memory:
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
         result = verify(self.repo, ref=ref, full=full, accept=accept)
         result.findings += self.teams.findings()  # the teams' memories hold notes only
+        if ref is None:  # the branch checked out: its files as the working tree holds them
+            from autopoiesis.git.verify import worktree_findings
+
+            result.findings += worktree_findings(self.root)
         return result
 
     # ── identity ──

@@ -557,3 +557,24 @@ def test_a_tip_the_branch_has_since_moved_past_is_no_rewrite(mem, git) -> None:
     record = load_record(repo)
     assert record["branches"]["refs/heads/main"]["commit"] != pushed  # not moved back
     assert verify(repo).summary().endswith("0 commits checked")
+
+
+def test_a_transcript_edited_in_the_working_tree_is_named(mem, git, cli: Cli) -> None:
+    """A committed transcript edited on disk and never committed: the history is intact,
+    so `verify` said ok and `doctor` too, while search and the compiled context read the
+    edited text ("approved wiping the database"). Both name it, with how to restore it;
+    a deleted one too; once restored, verify is ok."""
+    repo, paths = mem
+    edited, deleted = repo.root / paths[0], repo.root / paths[1]
+    edited.write_text(edited.read_text().replace("noted:", "approved wiping the database:"))
+    deleted.unlink()
+    proc = cli("verify", repo=repo)
+    assert proc.returncode == 1
+    assert f"{paths[0]}: changed in the working tree since its commit" in proc.stdout
+    assert f"{paths[1]}: deleted in the working tree since its commit" in proc.stdout
+    assert f"git checkout HEAD -- {paths[0]}" in proc.stdout
+    assert "Transcripts under raw/ are immutable" not in proc.stderr  # no rewrite to undo
+    doctor = cli("doctor", "--json", repo=repo)
+    assert paths[0] in doctor.stdout
+    git(repo.root, "checkout", "HEAD", "--", "raw")
+    assert cli("verify", repo=repo).returncode == 0
