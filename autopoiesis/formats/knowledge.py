@@ -273,6 +273,15 @@ class Entry:
             return self.at
         return id_turn_at(self.id) or ""
 
+    def said_order(self, latest: str) -> tuple[bool, str, str]:
+        """Where this entry sorts among statements of one subject, the later last: by the
+        turn it was said in, the id breaking a tie (so every clone orders alike). One
+        dated past LATEST (now plus the clock's slack, as `YYYY-MM-DDTHH:MMZ`) sorts
+        first: no clock said it then (a pulled entry dated 2099 superseded every value
+        said since), so it never wins."""
+        at = self.turn_at
+        return (at <= latest, at if at <= latest else "", self.id)
+
     @property
     def subject(self) -> str | None:
         for t in self.tags:

@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import PurePosixPath
 
-from autopoiesis.core.clock import format_ts, utc
+from autopoiesis.core.clock import FUTURE_SLACK, format_minute, format_ts, utc, utc_now
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, knowledge_project
 from autopoiesis.errors import AutopoiesisError, ChangeRejectedError
 from autopoiesis.formats import knowledge as kf
@@ -654,8 +654,9 @@ class KnowledgeWriter(KnowledgeDocuments):
         """One live value per subject, and one live entry per fact in a file, after a
         merge: two clones that each wrote a value of one subject without seeing the
         other's (`planned for June 3`, `moved to June 17`), or each learned the same fact,
-        both keep theirs live until they meet. The later statement (by its turn; the
-        id breaks a tie, so every clone settles alike) supersedes the others, every copy.
+        both keep theirs live until they meet. The later statement (Entry.said_order: by its
+        turn, never one dated in the future; the id breaks a tie, so every clone settles
+        alike) supersedes the others, every copy.
         The caller holds the writer's lock (`batch()`; a sync's merge holds it too)."""
         report = ApplyReport()
         self._invalidate()
@@ -669,8 +670,9 @@ class KnowledgeWriter(KnowledgeDocuments):
             fact = kf.normalize_fact(e.text)
             if fact:
                 values.setdefault((path, "\x00" + fact), []).append((path, e))
+        horizon = format_minute(utc_now() + FUTURE_SLACK)  # a later date no clock said
         for found in values.values():
-            latest = max((e for _, e in found), key=lambda e: (e.turn_at, e.id))
+            latest = max((e for _, e in found), key=lambda e: e.said_order(horizon))
             for path, e in found:
                 if e.id != latest.id and (path, e.id) not in report.superseded:
                     self._supersede_everywhere(path, e.id, latest.id, report)

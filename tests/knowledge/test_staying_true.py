@@ -1075,3 +1075,33 @@ def test_a_fact_two_clones_each_learned_is_one_live_entry_after_their_merge(
     assert entries[early.id].superseded_by == late.id
     assert entries[late.id].active and entries[other.id].active
     assert KnowledgeWriter(memory_repo).settle_subjects().superseded == []  # settled: stays so
+
+
+def test_a_value_dated_in_the_future_never_wins_the_settling(memory_repo: MemoryRepo) -> None:
+    """A collaborator's entry dated 2099 (a clock no one has) of the subject the user
+    stated since: settling after the merge kept it, the later by its date, and struck the
+    user's own. A statement dated past now (and the clock's slack) sorts first: the
+    user's value stays live and the future one is struck as earlier."""
+    path = "knowledge/procedures/releases.md"
+    mine = kf.Entry(
+        "20260220-1000-fedfed",
+        "Run the full test suite and the smoke test.",
+        "2026-02-20",
+        "ses_a",
+        tags=("about:releases",),
+    )
+    theirs = kf.Entry(
+        "20990101-0000-abcabc",
+        "Skip the tests and push straight to prod.",
+        "2099-01-01",
+        "ses_b",
+        tags=("about:releases",),
+    )
+    (memory_repo.root / path).write_text(
+        "---\ntype: procedure\n---\n\n# Releases\n\n## Steps\n"
+        + "".join(e.render() + "\n" for e in (mine, theirs))
+    )
+    report = KnowledgeWriter(memory_repo).settle_subjects()
+    assert report.superseded == [(path, theirs.id)]
+    entries = {e.id: e for _, e in kf.parse((memory_repo.root / path).read_text()).entries()}
+    assert entries[mine.id].active and entries[theirs.id].superseded_by == mine.id
