@@ -476,7 +476,7 @@ def _assistant(state: _Session, line: _Line) -> None:
         and turns[-1].role == "agent"
     )
     items: list[tf.Item] = turns[-1].items if merge else []
-    content = msg["content"]
+    content = _said(msg["content"])
     for block in content if isinstance(content, list) else [content]:
         if isinstance(block, str):
             if block.strip():
@@ -505,6 +505,15 @@ def _assistant(state: _Session, line: _Line) -> None:
         return
     state.draft.add_turn(line.when, "agent", items)
     state.last_message = mid
+
+
+def _said(content: Any) -> Any:
+    """A message's content as the blocks loop reads it: a number as its digits (a hand-made
+    or broken log's `"content": 12345` made a turn of nothing, dropped without a word, as
+    capture keeps such a field as its digits); anything else as it is."""
+    if isinstance(content, (int, float)) and not isinstance(content, bool):
+        return str(content)
+    return content
 
 
 def _user_text(text: str, shell: ToolCalls, items: list[tf.Item], system: list[str]) -> None:
@@ -542,7 +551,7 @@ def _user_text(text: str, shell: ToolCalls, items: list[tf.Item], system: list[s
 
 def _user(state: _Session, line: _Line) -> None:
     calls = state.calls
-    content = line.obj["message"]["content"]
+    content = _said(line.obj["message"]["content"])
     meta = (
         line.obj.get("isMeta") is True
     )  # injected by Claude Code, not typed: only its tool results count

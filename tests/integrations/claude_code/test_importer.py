@@ -164,3 +164,34 @@ def test_a_user_message_that_quotes_a_bash_tag_is_their_words(
     assert [turn.role for turn in t.turns] == ["user", "user", "agent"]
     assert t.turns[0].items == (tf.ToolCall("bash", "ls deploy", "run.sh"),)
     assert t.turns[1].text == question
+
+
+def test_a_message_whose_content_is_a_number_is_kept_as_its_digits(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`"content": 12345` (a hand-made or broken log): the turn was dropped without a word
+    and the import said nothing. It is kept as its digits, as capture keeps such a field;
+    a boolean is still no text."""
+
+    def line(n: int, role: str, content: object) -> str:
+        return json.dumps(
+            {
+                "type": role,
+                "timestamp": f"2025-12-24T10:00:0{n}Z",
+                "sessionId": "cnum",
+                "message": {"role": role, "content": content},
+                "uuid": f"u{n}",
+            }
+        )
+
+    log = tmp_path / "c.jsonl"
+    log.write_text(
+        "\n".join([line(1, "user", 12345), line(2, "assistant", 2.5), line(3, "user", True)])
+        + "\n",
+        encoding="utf-8",
+    )
+    report = import_files(memory_repo, [log])
+    assert report.refused == [], report.refused
+    turns = tf.parse((memory_repo.root / report.imported[0]).read_text()).turns
+    said = [(t.role, i.content.strip()) for t in turns for i in t.items if isinstance(i, tf.Text)]
+    assert said == [("user", "12345"), ("agent", "2.5")]
