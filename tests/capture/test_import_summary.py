@@ -38,9 +38,23 @@ def test_quoted_values_do_not_split_a_reason_and_other_warnings_come_once() -> N
         "f:1: skipped (items[0]: role 'x' is not one of user, agent)",
     ]
     assert summarize(warnings) == [
-        "f: 3 lines skipped: 2 of unknown types, 1 role … is not one of user, agent (first at "
+        "f: 3 lines skipped: 2 of unknown types, role 'x' is not one of user, agent (first at "
         "line 1); every good line was kept",
         "g: dated by the file's mtime",
+    ]
+
+
+def test_a_reason_told_by_its_values_keeps_the_first_one_whole() -> None:
+    """A reason that names a value ("session_id 'a/b' contains '/'") was told with every
+    quoted value cut ("session_id … contains …, …, … or a NUL byte"): what to mend was
+    gone. The first such reason is told whole, with how many more are like it."""
+    warnings = [
+        "f:1: skipped (session_id 'a/b' contains '/', or a NUL byte)",
+        "f:2: skipped (session_id 'c/d' contains '/', or a NUL byte)",
+    ]
+    assert summarize(warnings) == [
+        "f: 2 lines skipped: session_id 'a/b' contains '/', or a NUL byte (and 1 more like it) "
+        "(first at line 1); every good line was kept",
     ]
 
 

@@ -45,6 +45,9 @@ class _File:
     first: int | None = None
     kinds: Counter[str] = field(default_factory=Counter)
     plurals: dict[str, str] = field(default_factory=dict)
+    # of a kind told by its reason with the quoted values cut ("session_id … contains …"),
+    # the first reason whole: the values say what to mend
+    examples: dict[str, str] = field(default_factory=dict)
 
 
 def reason_kind(why: str) -> tuple[str, str]:
@@ -91,6 +94,8 @@ def summarize(warnings: Iterable[str]) -> list[str]:
         one, many = reason_kind(m["why"])
         f.kinds[one] += 1
         f.plurals[one] = many
+        if "\u2026" in one:
+            f.examples.setdefault(one, _POSITION.sub("", m["why"]).strip())
     return [
         x
         if isinstance(x, str)
@@ -118,12 +123,18 @@ class _Undated:
 
 
 def _line(source: str, f: _File) -> str:
+    def told(kind: str, n: int) -> str:
+        if kind in f.examples:  # the first such reason as it was said
+            return f.examples[kind] + (f" (and {n - 1} more like it)" if n > 1 else "")
+        return kind if n == 1 else f.plurals[kind]
+
     if len(f.kinds) == 1:  # "60 lines skipped: not JSON"
         kind = next(iter(f.kinds))
-        kinds = f.plurals[kind] if f.lines > 1 else kind
+        kinds = told(kind, f.lines)
     else:
         kinds = ", ".join(
-            f"{n} {kind if n == 1 else f.plurals[kind]}" for kind, n in f.kinds.most_common()
+            told(kind, n) if kind in f.examples else f"{n} {told(kind, n)}"
+            for kind, n in f.kinds.most_common()
         )
     lines = "1 line" if f.lines == 1 else f"{f.lines} lines"
     return f"{source}: {lines} skipped: {kinds} (first at line {f.first}); every good line was kept"
