@@ -174,6 +174,9 @@ class ConversationCapture:
         self.on_closed = on_closed
         self.on_committed = on_committed
         self._open: dict[str, _OpenTranscript] = {}
+        # transcripts whose session_end could not close them (a full disk): still open
+        # on disk, for `capture --recover`, though no longer this capture's
+        self.not_closed: list[str] = []
         # a chat API's tool call ids, to the names of their tools: the output that answers
         # one names only its id (stream.apply_event)
         self.call_names: dict[tuple[str, str], str] = {}
@@ -535,6 +538,7 @@ class ConversationCapture:
                 )
             except (OSError, AutopoiesisError) as exc:
                 why = _why(exc) if isinstance(exc, OSError) else str(exc)
+                self.not_closed.append(self.repo.rel(state.path))
                 raise CaptureError(
                     f"session {sid} could not be closed ({why}); its transcript "
                     f"{self.repo.rel(state.path)} keeps "

@@ -112,6 +112,7 @@ class StreamReport:
     refused: list[str] = field(default_factory=list)
     closed: list[ClosedSession] = field(default_factory=list)
     left_open: list[str] = field(default_factory=list)
+    not_closed: list[str] = field(default_factory=list)  # a session_end that failed: still open
     recovered: list[ClosedSession] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -492,6 +493,7 @@ def process_stream(
                     report.closed.append(closed)
         finally:
             report.left_open = capture.close_all()
+            report.not_closed = list(capture.not_closed)
     report.warnings = list(dict.fromkeys(str(w.message) for w in caught))  # each once
     if not_utf8:  # told once: a harness that writes another encoding sends it on every line
         (number, at), more = not_utf8[0], len(not_utf8) - 1

@@ -147,7 +147,7 @@ def capture(
     typer.echo(
         f"captured {report.events - len(report.refused)} of {counted(report.events, 'event')}; "
         f"{counted(committed, 'session')} committed{closed_note}, "
-        f"{len(report.left_open)} left open, "
+        f"{len(report.left_open) + len(report.not_closed)} left open, "
         f"{len(report.refused)} refused",
         err=True,
     )

@@ -1013,6 +1013,32 @@ def test_a_chat_api_s_tool_calls_are_kept_and_their_output_named_by_the_call(
     assert calls == [("get_weather", '{"city":"Paris"}', None), ("get_weather", "", "sunny")]
 
 
+def test_a_session_end_that_cannot_close_counts_its_session_as_left_open(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:
+    """A session_end that could not close its transcript (a full disk) refused it as
+    staying open, then the summary said "0 left open": the two lines disagreed. The
+    session is counted as left open, and `capture --recover` closes it."""
+    import errno
+
+    import autopoiesis.capture.session as session_module
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(session_module, "finalize_transcript", full_disk)
+    said = {"event": "message", "role": "user", "content": "kept", "session_id": "s1"}
+    report = process_stream(memory_repo, events(start(), said, {"event": "session_end"}))
+    assert report.refused[0].startswith("line 3: session s1 could not be closed")
+    assert report.closed == [] and len(report.not_closed) == 1
+    assert "kept" in (memory_repo.root / report.not_closed[0]).read_text()
+    monkeypatch.undo()
+    recovered = recover_abandoned(memory_repo)
+    assert [r.path for r in recovered] and "kept" in (
+        memory_repo.root / recovered[0].path
+    ).read_text()
+
+
 def test_a_refused_message_writes_none_of_its_tool_calls(memory_repo: MemoryRepo) -> None:
     """A message of an unknown role (or a role that is no string) was refused after its
     `tool_calls` had been written: the refused event left lines in the transcript, and the
