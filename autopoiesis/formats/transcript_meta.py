@@ -54,8 +54,10 @@ def given_field() -> Any:
 
 
 def _shown(value: str) -> str:
-    """VALUE as an error message quotes it: on one line, at most 80 characters."""
-    return repr(one_line(value, 80))
+    """VALUE as an error message quotes it: at most 80 characters, as Python writes a
+    string, so a space at its end, a line break or an invisible character is shown (an
+    id 'ses_ok ' was quoted 'ses_ok', which is allowed, and the error read as wrong)."""
+    return repr(value if len(value) <= 80 else value[:79] + "\u2026")
 
 
 def validate_session_id(session_id: Any) -> str:

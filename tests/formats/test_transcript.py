@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -195,6 +196,16 @@ def test_parse_errors_say_what_is_wrong(bad: str, fragment: str) -> None:
 @pytest.mark.parametrize("sid", ["a/b", "..", "x\x00y", "", "../etc", "a\\b", "-start", "abc\n"])
 def test_unsafe_session_ids_are_refused(sid: str) -> None:
     with pytest.raises(TranscriptFormatError):
+        tf.validate_session_id(sid)
+
+
+@pytest.mark.parametrize(
+    ("sid", "shown"), [("ses_ok ", "'ses_ok '"), ("a\nb", "'a\\nb'"), (" ", "' '")]
+)
+def test_a_refused_session_id_is_quoted_as_it_is(sid: str, shown: str) -> None:
+    """An id refused for a space at its end was quoted 'ses_ok' (an id that is allowed),
+    a line break as a space: the error seemed wrong. It is quoted as Python writes it."""
+    with pytest.raises(TranscriptFormatError, match=f"session_id {re.escape(shown)} is not"):
         tf.validate_session_id(sid)
 
 
