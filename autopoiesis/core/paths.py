@@ -736,7 +736,14 @@ class MemoryRepo:
     commit, and `dataclasses` (with `inspect`) is a tenth of their start-up time."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root).expanduser().resolve()
+        try:
+            self.root = Path(root).expanduser().resolve()
+        except RuntimeError:  # Python's "Symlink loop": a user's -C, not a fault of ours
+            raise NotAMemoryRepo(
+                f"{root} is a symbolic link that leads back to itself (a loop), so no folder "
+                "is there; name the memory's folder itself (`ls -l` shows where each link "
+                "points)."
+            ) from None
         # is_link's folders: (device, inode) when last seen -> whether it resolved to itself
         self._real_folders: dict[Path, tuple[tuple[int, int], bool]] = {}
 

@@ -259,6 +259,11 @@ def init_memory_repo(
     from autopoiesis.git.repo import MemoryGit
 
     root = Path(root).expanduser()
+    if root.is_symlink() and not root.exists():  # a loop, or a folder that is gone
+        raise AutopoiesisError(
+            f"{root} is a symbolic link that leads to no folder (a loop, or one that is "
+            "gone); nothing was changed. Name the memory's folder itself."
+        )
     if root.exists() and not root.is_dir():
         raise AutopoiesisError(
             f"{root} exists and is not a folder; pick another path for the memory repo."

@@ -124,3 +124,25 @@ def test_git_missing_from_path_is_said_once_by_status_and_doctor(
             f"remote, operation could not be checked; {told}"
         ], r.stdout
         assert "config      memory-config.yaml is valid" in r.stdout
+
+
+def test_a_memory_folder_that_is_a_symlink_loop_is_said_not_a_traceback(
+    tmp_path: Path, cli
+) -> None:
+    """`-C` (or $AUTOPOIESIS_REPO, or `init`) naming a link that leads back to itself:
+    every command, and the prompt hook, whose contract is to exit 0, ended in Python's
+    "Symlink loop" traceback. Each says what is wrong; the hook still exits 0."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    loop = str(tmp_path / "a")
+    prompt = '{"session_id": "x", "prompt": "hi", "cwd": "/tmp"}'
+    hook = cli("-C", loop, "hook", "claude-code", "UserPromptSubmit", input=prompt)
+    assert hook.returncode == 0 and "Traceback" not in hook.stderr
+    for args, env in (
+        (("-C", loop, "search", "x"), None),
+        (("status",), {"AUTOPOIESIS_REPO": loop}),
+        (("init", loop), None),
+    ):
+        proc = cli(*args, env=env)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert "symbolic link" in proc.stderr and "loop" in proc.stderr
