@@ -475,7 +475,7 @@ def watch_cmd(
         paths: Any
         try:
             data = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past reading: its text
             data = line
         if isinstance(data, str):
             text, direction, paths = data, "input", []
@@ -568,7 +568,7 @@ def _batch_message(line: str) -> str | None:
     if line.lstrip().startswith(('"', "{")):
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return line
         if isinstance(data, str):
             return data if data.strip() else None

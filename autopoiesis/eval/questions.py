@@ -318,9 +318,10 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
     if stripped.startswith("["):
         try:
             data = json.loads(stripped)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
+            why = "nested deeper than can be read" if isinstance(exc, RecursionError) else exc
             raise QuestionSetError(
-                f"{p}: not valid JSON ({exc}); give LoCoMo's JSON or JSONL."
+                f"{p}: not valid JSON ({why}); give LoCoMo's JSON or JSONL."
             ) from None
         if data and all(isinstance(x, dict) and "conversation" in x for x in data):
             return _locomo(data, str(p))
@@ -337,8 +338,9 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
         where = f"{p}:{n}"
         try:
             row = json.loads(line)
-        except ValueError as exc:
-            raise QuestionSetError(f"{where}: not a JSON object ({exc}).") from None
+        except (ValueError, RecursionError) as exc:
+            why = "nested deeper than can be read" if isinstance(exc, RecursionError) else exc
+            raise QuestionSetError(f"{where}: not a JSON object ({why}).") from None
         if not isinstance(row, dict):
             raise QuestionSetError(
                 f'{where}: expected an object like {{"question": ..., "answer": ...}}.'

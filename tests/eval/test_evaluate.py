@@ -6,6 +6,7 @@ a LoCoMo question set, a branch and a tag read without touching the checkout, an
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -401,3 +402,21 @@ def test_a_utf16_question_set_is_told_to_be_saved_as_utf8(tmp_path: Path, encodi
     f.write_bytes(b'{"question": "caf\xe9"}\n')  # Latin-1
     with pytest.raises(QuestionSetError, match=r"not UTF-8 text \(byte 17\); save it as UTF-8"):
         load_questions(f)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("deep.json", "[" * 5000, "deep.json: not valid JSON (nested deeper than can be read)"),
+        ("deep.jsonl", '{"a": ' + "[" * 5000, "deep.jsonl:1: not a JSON object (nested deeper"),
+    ],
+)
+def test_a_question_set_nested_past_reading_is_refused_with_a_reason(
+    tmp_path: Path, name: str, text: str, said: str
+) -> None:
+    """A question file of 5,000 opening brackets: `eval` ended in Python's RecursionError
+    traceback. It is refused as JSON that cannot be read, as any other bad JSON."""
+    path = tmp_path / name
+    path.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(QuestionSetError, match=re.escape(said)):
+        load_questions(path)

@@ -161,6 +161,20 @@ def test_a_lone_surrogate_in_a_message_is_read_as_a_replacement_character(
     assert [a["topic"] for a in json.loads(out.output)["activations"]] == ["github-pr-review"]
 
 
+def test_a_watch_line_nested_past_reading_is_its_text_and_the_stream_goes_on(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A line of 5,000 opening brackets: `watch` ended in a RecursionError traceback and
+    the lines after it were never read. It is read as text, as a line that is not JSON,
+    and the next line is answered."""
+    lines = "[" * 5000 + "\n" + json.dumps({"text": PR_MESSAGE}) + "\n"
+    out = CliRunner().invoke(app, ["-C", str(memory_repo.root), "watch"], input=lines)
+    assert out.exit_code == 0, out.output
+    answers = [json.loads(x) for x in out.output.splitlines()]
+    assert [a["line"] for a in answers] == [1, 2]
+    assert "github-pr-review" in [a["topic"] for a in answers[1]["activations"]]
+
+
 # ── tier 2 ──
 def test_tfidf_score_equals_scikit_learn_cosine(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
