@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -161,7 +162,14 @@ class IndexStore:
         # as a folder, and a rebuild would fail the same way, so the error names the path.
         cache = self.repo.state_file("embed_cache", create=False)
         for path in (self.db_path, *db.side_files(self.db_path), cache):
-            if path.exists() and not path.is_file():
+            # one stat: SQLite removes the -wal and -shm files as the last connection
+            # closes, and one gone between two checks ("exists", then "not a file") was
+            # taken for a folder standing there
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                continue  # not there (or gone meanwhile): SQLite makes it
+            if not stat.S_ISREG(mode):
                 raise SearchIndexError(
                     f"{path} is not a file (a folder or a device stands where the search "
                     "index keeps one), so it is neither read nor replaced: move it away (`mv "

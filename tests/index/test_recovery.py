@@ -201,6 +201,27 @@ def test_a_folder_where_a_wal_file_or_the_embedding_cache_goes_is_named_and_left
     assert (folder / "keep.txt").read_text() == "someone's file\n"
 
 
+def test_a_wal_file_sqlite_removes_while_it_is_checked_is_no_folder(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite removes memory.db-shm as the last connection closes: one gone between the
+    check that it exists and the check that it is a file was reported as "not a file (a
+    folder or a device stands where the search index keeps one)", and search fell back
+    to git grep. A file that is not there is SQLite's to make, whenever it went."""
+    _fill(memory_repo, 3)
+    _build(memory_repo)
+    shm = memory_repo.root / "memory.db-shm"
+    shm.unlink(missing_ok=True)
+    seen = Path.exists
+
+    def exists_then_gone(self: Path, *args: object, **kwargs: object) -> bool:
+        return True if self == shm else seen(self)
+
+    monkeypatch.setattr(Path, "exists", exists_then_gone)  # there when asked, gone after
+    with SearchIndex(memory_repo) as idx:
+        assert idx.search("blue-green pipeline")
+
+
 def test_a_database_whose_tables_are_not_the_index_s_is_moved_aside_and_rebuilt(
     memory_repo: MemoryRepo, cli: Cli
 ) -> None:
