@@ -48,6 +48,7 @@ level (google-re2 is imported inside check_regex).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -234,7 +235,12 @@ def check_regex(pattern: str) -> str | None:
     except re2.error as exc:
         msg = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         try:
-            re.compile(pattern)
+            # only to tell a regex no engine reads from one RE2 cannot run: Python's own
+            # FutureWarning on it ("Possible nested set") named no file, and reached the
+            # prompt hook's stderr
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                re.compile(pattern)
         except re.error as exc2:
             return f"is not a valid regex ({exc2})"
         return (

@@ -137,6 +137,22 @@ def test_errors_name_the_file_the_field_and_the_fix(
         assert part in joined, (part, joined)
 
 
+def test_a_regex_python_warns_about_is_refused_without_python_s_warning(
+    memory_repo: MemoryRepo,
+) -> None:
+    """`(unclosed[[`: Python's FutureWarning ("Possible nested set at position 10") came
+    out beside the refusal, naming no file, on `topics check` and on the prompt hook's
+    stderr. The refusal alone says it, naming the file and the field."""
+    import warnings
+
+    front = "type: topic\ntriggers:\n  - type: pattern\n    match: '(unclosed[['"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        topic, errors, _ = parse_topic("topics/bad.md", topic_text(front), root=memory_repo.root)
+    assert topic is None and "triggers[0].match" in errors[0] and "not a valid regex" in errors[0]
+    assert [str(w.message) for w in caught] == []
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [
