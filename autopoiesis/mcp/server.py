@@ -79,7 +79,9 @@ class _Server(MCPServer):
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.answer = write_stream  # before the first line is read (no await)
                 await self._lowlevel_server.run(
-                    read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+                    read_stream,
+                    cast(Any, _AnswersSeen(write_stream, lines.answered)),
+                    self._lowlevel_server.create_initialization_options(),
                 )
             watching.cancel_scope.cancel()
 
@@ -120,6 +122,12 @@ class _RepairedLines:
         self.source = source
         self.answer: Any = None
         self._send, self._receive = anyio.create_memory_object_stream[str | None](math.inf)
+        # the ids of the requests handed to the server and not yet answered: the stream's
+        # end waits for them (the SDK ends its loop at the end of the lines, cancelling
+        # every call still running: a `remember` sent just before the client closed its
+        # end was answered "Connection closed" and never written)
+        self._unanswered: set[str] = set()
+        self._all_answered: Any = None
 
     def __aiter__(self) -> Any:
         return self._lines()
@@ -134,16 +142,42 @@ class _RepairedLines:
         threading.Thread(target=self._read, args=(token,), daemon=True).start()
         async for line in self._receive:
             if line is None:
+                await self._answers_awaited()
                 return
             line = _LONE_SURROGATE.sub(r"\\ufffd", line) if "\\u" in line else line
             refusal = _refusal(line) if self.answer is not None else None
             if refusal is None:
+                request = _request_id(line)
+                if request is not None and request[1]:
+                    self._unanswered.add(request[0])
+                elif request is not None:  # cancelled: never answered
+                    self._unanswered.discard(request[0])
                 yield line
                 continue
             from mcp.shared.message import SessionMessage
 
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self.answer.send(SessionMessage(refusal))
+
+    def answered(self, message: Any) -> None:
+        """MESSAGE, one the server wrote, answers a request: it is no longer awaited."""
+        request = getattr(message, "id", None)
+        if request is None or not hasattr(message, "result") and not hasattr(message, "error"):
+            return
+        self._unanswered.discard(str(request))
+        if not self._unanswered and self._all_answered is not None:
+            self._all_answered.set()
+
+    async def _answers_awaited(self) -> None:
+        """At the stream's end, wait until every request handed on is answered (at most
+        ANSWER_WAIT seconds: a call the client cancelled is never answered)."""
+        import anyio
+
+        if not self._unanswered:
+            return
+        self._all_answered = anyio.Event()
+        with anyio.move_on_after(ANSWER_WAIT):
+            await self._all_answered.wait()
 
     def _read(self, token: Any) -> None:
         """Hand each line of the stream to the server's loop, then the end (None)."""
@@ -170,6 +204,50 @@ class _RepairedLines:
                     self._send.send_nowait(None)
         except NotImplementedError:  # no signal handling on this platform's loop
             return
+
+
+ANSWER_WAIT = 60.0  # seconds the end of the stream waits for the calls in progress
+
+
+def _request_id(line: str) -> tuple[str, bool] | None:
+    """(the id, True) of the request LINE holds, as `answered` compares it; (the id,
+    False) of the request a cancellation names (the server answers none); else None."""
+    import json
+
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    if message.get("id") is not None:
+        return str(message["id"]), True
+    params = message.get("params")
+    if message["method"] == "notifications/cancelled" and isinstance(params, dict):
+        return str(params.get("requestId")), False
+    return None
+
+
+class _AnswersSeen:
+    """The server's write stream, telling ON_ANSWER each message written (the answers the
+    end of the client's stream waits for); the rest as the stream itself."""
+
+    def __init__(self, stream: Any, on_answer: Callable[[Any], None]) -> None:
+        self._stream, self._on_answer = stream, on_answer
+
+    async def send(self, item: Any) -> None:
+        await self._stream.send(item)
+        self._on_answer(getattr(item, "message", item))
+
+    async def __aenter__(self) -> _AnswersSeen:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 # A JSON token: a string, a structural character, or a scalar (a number, true, null)

@@ -758,12 +758,50 @@ def test_sigterm_during_remember_lets_the_commit_finish(
         proc.send_signal(signal.SIGTERM)
         go.touch()
         assert proc.wait(timeout=60) == 0
+        answer = json.loads(proc.stdout.readline())  # the client learns it was remembered
     finally:
         watchdog.cancel()
         proc.kill()
+    assert answer["id"] == 2 and "result" in answer, answer
     assert finished.exists()
     assert "Otters hold hands." in git(repo, "show", "HEAD:knowledge/reference/otters.md").stdout
     assert git(repo, "status", "--porcelain", "--", "knowledge").stdout == ""
+
+
+def test_requests_sent_just_before_the_client_closes_are_answered_and_done(
+    repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """A client that sends its requests and closes its end at once (a script piping them
+    in): the SDK ended its loop at the end of the stream and cancelled every call still
+    running, so `remember` was answered "Connection closed" and nothing was written, and
+    `tools/list` sometimes not at all. The end waits for the calls read before it."""
+    remember = {"path": "knowledge/reference/otters.md", "content": "Otters hold hands."}
+    lines = [
+        INITIALIZE,
+        INITIALIZED,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": remember},
+        },
+    ]
+    proc = _raw_server(repo, tmp_path)
+    watchdog = threading.Timer(120, proc.kill)
+    watchdog.start()
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        replies = {r["id"]: r for r in map(json.loads, proc.stdout.read().splitlines())}
+    finally:
+        watchdog.cancel()
+        proc.kill()
+    assert sorted(replies) == [1, 2, 3]
+    assert replies[2]["result"]["tools"] and "result" in replies[3], replies[3]
+    assert "Otters hold hands." in git(repo, "show", "HEAD:knowledge/reference/otters.md").stdout
 
 
 def test_a_request_the_parser_refuses_is_answered_with_its_id(
