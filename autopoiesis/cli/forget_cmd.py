@@ -84,6 +84,7 @@ def forget(
     with progress_bar("forgetting", "steps", quiet=quiet, bar=not as_json) as progress:
         report = run_forget(memory.repo, reason=reason, plan=plan, progress=progress)
     advice = report.remote_advice()
+    teams = report.team_advice()
     if as_json:
         echo_json(
             {
@@ -95,6 +96,8 @@ def forget(
                 "index_rebuilt": report.index_rebuilt,
                 "remotes": report.remotes,
                 "remote_advice": advice,
+                "teams": report.teams,
+                "team_advice": teams,
             }
         )
     else:
@@ -112,6 +115,8 @@ def forget(
         typer.echo(f"  recorded in {report.commit[:10]} maintenance: forget ...")
     if advice:
         warn(advice)
+    if teams:
+        warn(teams)
 
 
 def _confirm(question: str) -> None:

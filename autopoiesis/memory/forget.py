@@ -46,7 +46,7 @@ from typing import Any
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.core.events import previous_generation
-from autopoiesis.core.paths import CONVERSATIONS_DIR, STATE_FILES, MemoryRepo
+from autopoiesis.core.paths import CONVERSATIONS_DIR, STATE_FILES, MemoryRepo, shared_mounts
 from autopoiesis.core.text import counted, is_utf8, noun, typed_bytes
 from autopoiesis.errors import GitError
 from autopoiesis.formats.transcript import ROLES
@@ -81,6 +81,22 @@ class ForgetReport:
     cleared: list[str]  # state under .autopoiesis/ that was deleted
     index_rebuilt: bool
     remotes: dict[str, str] = field(default_factory=dict)
+    teams: list[str] = field(default_factory=list)  # the team mounts that hold it still
+
+    def team_advice(self) -> str | None:
+        """What is left in the team memories mounted here: forget rewrites this memory's
+        history alone, and a team's repository is the team's."""
+        if not self.teams:
+            return None
+        return (
+            f"{', '.join(self.teams)} still hold{'s' if len(self.teams) == 1 else ''} it: a "
+            "team's memory is its own repository, which forget does not rewrite, and its "
+            "notes stay in search here. Whoever keeps the team's repository must take it "
+            "out of its history (`autopoiesis forget` in a clone of it, then `autopoiesis "
+            "sync --force-after-forget`); then here `autopoiesis team remove NAME` and "
+            "`autopoiesis team add NAME URL` mount the rewritten one (a sync would merge the "
+            "old history back). Rotate the secret meanwhile."
+        )
 
     def remote_advice(self) -> str | None:
         if not self.remotes:
@@ -148,6 +164,7 @@ class ForgetPlan:
     # (rewrite.begin_rewrite); FINISHING: its rewrite reached the refs, only the rest is left
     under_way: dict[str, Any] | None = None
     finishing: bool = False
+    teams: list[str] = field(default_factory=list)  # team mounts whose history holds TEXT
 
     def summary(self) -> str:
         """Where the things to forget are, for the confirmation (a path that holds the
@@ -166,7 +183,10 @@ class ForgetPlan:
                 places.append(f"{counted(len(f.in_names), 'file name')}: {shown}")
             if f.in_messages:
                 places.append(f"{counted(f.in_messages, 'commit or tag message')}")
-            return f"{counted(f.total, 'occurrence')} in the history: " + "; ".join(places)
+            told = f"{counted(f.total, 'occurrence')} in the history: " + "; ".join(places)
+            if self.teams:
+                told += f"; also in {', '.join(self.teams)} (a team's memory: not rewritten)"
+            return told
         files = sorted({p for p, _ in self.derived})
         derived = (
             f"{len(self.derived)} knowledge entries extracted from it ({', '.join(files)})"
@@ -218,7 +238,17 @@ def plan_forget(
             )
     if text is not None:
         _check_string(repo, text, force=force)
-        found = rewrite.occurrences(root, rewrite.pattern_for(text, ignore_case=ignore_case))
+        pattern = rewrite.pattern_for(text, ignore_case=ignore_case)
+        found = rewrite.occurrences(root, pattern)
+        teams = _teams_holding(root, pattern)
+        if not found.total and teams:
+            raise GitError(
+                f"the string is in no file, file name or message of this memory's history, "
+                f"but {', '.join(teams)} holds it: a team's memory is its own repository. "
+                "Whoever keeps it forgets it there (`autopoiesis forget` in a clone of it, "
+                "then `autopoiesis sync --force-after-forget`); then here `autopoiesis team "
+                "remove NAME` and `autopoiesis team add NAME URL` mount the rewritten one."
+            )
         if not found.total:
             hint = (
                 " It is there in another case: add --ignore-case."
@@ -236,7 +266,12 @@ def plan_forget(
             raise GitError(f"the string is in no file, file name or message of the history.{hint}")
         what = _describe_string(repo, text, salt)
         return ForgetPlan(
-            what, text=text, ignore_case=ignore_case, found=found, under_way=under_way
+            what,
+            text=text,
+            ignore_case=ignore_case,
+            found=found,
+            under_way=under_way,
+            teams=teams,
         )
     assert transcript is not None
     rel = _transcript_path(repo, transcript)
@@ -245,6 +280,19 @@ def plan_forget(
     if derived:
         what += f" and the {len(derived)} knowledge entries extracted from it"
     return ForgetPlan(what, transcript=rel, derived=derived, under_way=under_way)
+
+
+def _teams_holding(root: Path, pattern: re.Pattern[bytes]) -> list[str]:
+    """The team mounts (`shared/<team>`) whose history holds PATTERN: a note shared with a
+    team went to its repository, which this memory's rewrite does not reach."""
+    held = []
+    for mount in shared_mounts(root):
+        try:
+            if rewrite.occurrences(root / mount, pattern).total:
+                held.append(mount)
+        except GitError:  # a mount not checked out here: nothing of it to read
+            continue
+    return held
 
 
 def _request(text: str | None, transcript: str | None, ignore_case: bool) -> dict[str, Any]:
@@ -368,6 +416,7 @@ def forget(
         cleared=cleared,
         index_rebuilt=index_rebuilt,
         remotes=remotes,
+        teams=plan.teams,
     )
 
 

@@ -778,3 +778,37 @@ def test_forget_commits_the_removal_of_its_entries_and_not_an_entry_written_mean
     assert "Deploys go out" in git(memory_repo, "show", "--format=", remembered["commit"]).stdout
     assert git(memory_repo, "status", "--porcelain").stdout == ""
     assert waited == "knowledge-writer"  # the entry was written after the forget's commit
+
+
+@pytest.mark.slow
+def test_forget_names_a_team_memory_that_still_holds_the_string(
+    memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
+) -> None:
+    """A secret in a note shared with a team: forget rewrote this memory and said it was
+    done, while the team's repository (mounted under shared/), its remote and the search
+    index still held it. forget names the team, says what its keeper must do, and a
+    second forget says where the string is rather than that it is nowhere."""
+    seed = tmp_path / "team-seed"
+    (seed / "knowledge/reference").mkdir(parents=True)
+    (seed / "knowledge/reference/a.md").write_text("# A\n")
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "seed")
+    team = tmp_path / "team.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(team)], check=True)
+    assert cli("team", "add", "billing", team.as_uri(), repo=memory_repo).returncode == 0
+    note = memory_repo.root / "knowledge/reference/vault.md"
+    note.write_text(
+        "---\ntype: reference\n---\n# Vault\n\n"
+        f"- 2026-02-20: the unlock phrase is {SECRET} {{id: 20260220-1400-eeeeee}}\n"
+    )
+    assert cli("commit", "-m", "memory: vault", repo=memory_repo).returncode == 0
+    shared = cli("share", "knowledge/reference/vault.md", "--team", "billing", repo=memory_repo)
+    assert shared.returncode == 0, shared.stderr
+    done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=SECRET)
+    assert done.returncode == 0, done.stderr
+    assert "shared/billing still holds it" in done.stderr and "team remove" in done.stderr
+    again = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=SECRET)
+    assert again.returncode == 1
+    assert "no file, file name or message of this memory's history" in again.stderr
+    assert "shared/billing holds it" in again.stderr
