@@ -434,13 +434,17 @@ class ConversationCapture:
         state = self._get(session)
         when = self._when(state, timestamp)
         counts = Counter(state.redactor.counts)
-        redact = (
-            state.redactor.redact
-        )  # before one_line cuts a field: a cut secret would leak its head
+        # redacted whole before one_line cuts them (a cut secret would leak its head), and
+        # together: a secret its result names (`AWS_SECRET_ACCESS_KEY=KEY`) is redacted in
+        # its arguments too (`echo KEY | aws configure ...`), where no rule sees it
+        has_result = result_summary not in (None, "")
+        args, result = state.redactor.redact_fields(
+            [_as_text(args_summary), _as_text(result_summary) if has_result else ""]
+        )
         item = tf.ToolCall(
-            redact(str(tool)) or "tool",
-            _summarise(args_summary, redact),
-            _summarise(result_summary, redact) if result_summary not in (None, "") else None,
+            state.redactor.redact(str(tool)) or "tool",
+            one_line(args, tf.ANSWER_CHARS),
+            one_line(result, tf.ANSWER_CHARS) if has_result else None,
         )
         key = "agent:None:False"
         turn = tf.Turn(time=when, role="agent") if state.last_role != key else None
@@ -576,21 +580,20 @@ class ConversationCapture:
         return list(self._open)
 
 
-def _summarise(value: Any, redact: Callable[[str], str]) -> str:
-    """VALUE as one redacted line: redacted whole first, then cut (a secret cut in two
-    would slip past the detectors). Cut to the most a tool call keeps of it
-    (`tf.ANSWER_CHARS`): how much it keeps is the call's (`tf.ToolCall`: a question's
-    answers and a rejection's words whole, 300 characters of the rest), and a cut to 300
-    here lost the user's answer at the end of a question tool's result."""
+def _as_text(value: Any) -> str:
+    """A tool call's field as the text redacted whole before it is cut to one line (a
+    secret cut in two would slip past the detectors) of at most what a tool call keeps
+    (`tf.ANSWER_CHARS`: how much it keeps is the call's, `tf.ToolCall`: a question's
+    answers and a rejection's words whole, 300 characters of the rest; a cut to 300 here
+    lost the user's answer at the end of a question tool's result)."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return one_line(redact(value), tf.ANSWER_CHARS)
+        return value
     try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
-        text = repr(value)
-    return one_line(redact(text), tf.ANSWER_CHARS)
+        return repr(value)
 
 
 def _is_open(path: Path) -> bool:

@@ -42,7 +42,7 @@ import functools
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,9 @@ if TYPE_CHECKING:
 
 
 CONTEXT = 1024  # characters either side of a new marker that the next pass reads
+# A secret one field of a record holds is looked for in its other fields (redact_fields)
+# when it has KNOWN_MIN characters or more: a shorter one, `hunter2`, may be a word there.
+KNOWN_MIN = 12
 
 
 @dataclass
@@ -86,6 +89,8 @@ class Redactor:
 
     def __post_init__(self) -> None:
         self._extra = [(name, compile_extra_pattern(pattern)) for name, pattern in self.extra]
+        # while redact_fields reads one record: each secret found, by its kind
+        self._found: dict[str, str] | None = None
 
     def redact(self, text: str) -> str:
         """TEXT with every secret replaced by its marker. Idempotent by construction: a
@@ -116,6 +121,25 @@ class Redactor:
             text, marks = "".join(out), new
         return text
 
+    def redact_fields(self, texts: Sequence[str]) -> list[str]:
+        """TEXTS, the fields of one record (a tool call's arguments and its result), each
+        redacted, and a secret found in one redacted in all: no rule sees the bare token
+        of `echo KEY | aws configure set aws_secret_access_key`, and its result
+        `AWS_SECRET_ACCESS_KEY=KEY` says what it is. Only a secret of KNOWN_MIN
+        characters or more is looked for in the others (a short one may be a word)."""
+        self._found = {}
+        try:
+            out = [self.redact(t) for t in texts]
+            found = self._found
+        finally:
+            self._found = None
+        for value, kind in found.items():
+            for i, text in enumerate(out):
+                if value in text:
+                    self.counts[kind] += text.count(value)
+                    out[i] = text.replace(value, f"[redacted:{kind}]")
+        return out
+
     def _redact_piece(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """TEXT redacted once, and the (start, end) of each new marker in the result."""
         seen = _Unhidden.of(text)
@@ -139,6 +163,8 @@ class Redactor:
         for span in _merge(spans):
             out.append(text[pos : span.start])
             size += span.start - pos
+            if self._found is not None and span.end - span.start >= KNOWN_MIN:
+                self._found.setdefault(text[span.start : span.end], span.kind)
             marker = f"[redacted:{span.kind}]"
             out.append(marker)
             marks.append((size, size + len(marker)))

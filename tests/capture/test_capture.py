@@ -1039,6 +1039,28 @@ def test_a_session_end_that_cannot_close_counts_its_session_as_left_open(
     ).read_text()
 
 
+def test_a_secret_a_tool_s_result_names_is_redacted_in_its_arguments_too(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """`echo KEY | aws configure set aws_secret_access_key` whose result printed
+    `AWS_SECRET_ACCESS_KEY=KEY`: the result was redacted, the arguments written as they
+    were, and committed. The result is read first; the key is known in both."""
+    key = "Zx9kP2mQ7vR4tY8wB3nL6jH1cF5gD0sA2eU9iO4p"
+    call = {
+        "event": "tool_call",
+        "tool": "exec",
+        "args": f"echo {key} | aws configure set aws_secret_access_key",
+        "result": f"AWS_SECRET_ACCESS_KEY={key}",
+        "session_id": "s1",
+    }
+    said = {"event": "message", "role": "user", "content": "set it up", "session_id": "s1"}
+    report = process_stream(memory_repo, events(start(), said, call, {"event": "session_end"}))
+    assert len(report.closed) == 1 and report.refused == []
+    assert key not in git(memory_repo, "log", "-p", "--all").stdout
+    text = (memory_repo.root / report.closed[0].path).read_text()
+    assert "echo [redacted:aws_secret_key] | aws configure" in text
+
+
 def test_a_refused_message_writes_none_of_its_tool_calls(memory_repo: MemoryRepo) -> None:
     """A message of an unknown role (or a role that is no string) was refused after its
     `tool_calls` had been written: the refused event left lines in the transcript, and the

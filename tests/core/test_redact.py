@@ -1003,3 +1003,21 @@ def test_the_anchors_find_through_re2s_regexp_what_re2_search_finds() -> None:
 
 def _span(m: object) -> tuple[int, int] | None:
     return None if m is None else m.span()  # type: ignore[attr-defined]
+
+
+def test_a_secret_one_field_of_a_record_holds_is_redacted_in_the_others() -> None:
+    """`echo KEY | aws configure set aws_secret_access_key` beside its result's
+    `AWS_SECRET_ACCESS_KEY=KEY`: the result's key was redacted, the arguments' kept,
+    since no rule sees a bare token before a pipe. Redacted as the fields of one record,
+    a secret found in one is redacted in all (one of 12 characters or more: a short one
+    may be a word elsewhere); apart, or in the next record, it is not known."""
+    key = "Zx9kP2mQ7vR4tY8wB3nL6jH1cF5gD0sA2eU9iO4p"
+    said = f"echo {key} | aws configure set aws_secret_access_key"
+    r = Redactor()
+    assert r.redact_fields([said, f"AWS_SECRET_ACCESS_KEY={key}"]) == [
+        "echo [redacted:aws_secret_key] | aws configure set aws_secret_access_key",
+        "AWS_SECRET_ACCESS_KEY=[redacted:aws_secret_key]",
+    ]
+    assert r.counts["aws_secret_key"] == 2
+    assert r.redact(said) == said  # another record
+    assert r.redact_fields(["hunter2 is a film", "password: hunter2"])[0] == "hunter2 is a film"
