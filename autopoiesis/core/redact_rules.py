@@ -165,6 +165,9 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("google_api_key", "accept", "provider", rf"AIza[0-9A-Za-z_\-]{{35}}{_END_URLSAFE}"),
     ("google_oauth_secret", "accept", "provider", rf"GOCSPX-[A-Za-z0-9_\-]{{28}}{_END_URLSAFE}"),
+    # a Google OAuth access token (`gcloud auth print-access-token`) and a refresh token
+    ("google_oauth_token", "accept", "provider", r"ya29\.[0-9A-Za-z_\-]{20,}"),
+    ("google_oauth_token", "accept", "provider", r"1//0[0-9A-Za-z_\-]{40,}"),
     (
         "fcm_server_key",
         "accept",
@@ -436,7 +439,7 @@ ANCHORS: dict[str, str] = {
         r"-----BEGIN |-----END [A-Z0-9 ]*PRIVATE KEY|Private-Lines:"
         r"|sk-|[sr]k_(?:live|test)_|AKIA|ASIA|ABIA|ACCA|A3T"
         r"|gh[pousr]_|github_pat_|gl[a-z]{2,6}-|GR1348941|hf_|api_org_|npm_|pypi-|SG\."
-        r"|(?:SK|AC)[0-9a-fA-F]{32}|xox|xapp-|hooks\.slack|AIza|GOCSPX-|AAAA[A-Za-z0-9_\-]{7}:"
+        r"|(?:SK|AC)[0-9a-fA-F]{32}|xox|xapp-|hooks\.slack|AIza|GOCSPX-|ya29\.|1//0|AAAA[A-Za-z0-9_\-]{7}:"
         r"|whsec_|do[por]_v1_|shp(?:at|ca|pa|ss)_|dapi|key-[0-9a-f]{32}|EAAA|sq0"
         r"|dp\.(?:pt|st|ct|sa|scim|audit)\.|lin_(?:api|oauth)_|secret_|ntn_|AGE-SECRET-KEY-"
         r"|hv[sbr]\.|glsa_|glc_"
@@ -448,7 +451,7 @@ ANCHORS: dict[str, str] = {
     ),
     "keyword": (
         r"(?i:pass|pwd|secret|token|key|auth|cred|contrase(?:ñ|n)a)"
-        r"""[A-Za-z0-9_.\-"'\]]{0,30}\s*(?:[:=]|=>)"""
+        r"""[A-Za-z0-9_.\-"'\]]{0,30}\s*(?:[:=]|=>|%3[dD])"""
         r"|(?i:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?)>[^<\n]"
     ),
     "entropy": r"""(?:[:=]|=>)\s*["'`]?[A-Za-z0-9+/=_\-]{16}""",

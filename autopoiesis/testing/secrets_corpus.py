@@ -270,6 +270,8 @@ def _tokens() -> list[tuple[str, str, bool]]:
         ),
         ("stripe_webhook_secret", "whsec_" + fake("whsec", 32), True),
         ("google_oauth_secret", "GOCSPX-" + fake("gocspx", 28, _URLSAFE), True),
+        ("google_oauth_access_token", "ya29." + fake("ya29", 60, _URLSAFE), True),
+        ("google_oauth_refresh_token", "1//0" + fake("google-refresh", 96, _URLSAFE), True),
         ("vault_token", "hvs." + fake("vault", 90, _URLSAFE), True),
         (
             "grafana_service_account",

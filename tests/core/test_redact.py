@@ -1021,3 +1021,14 @@ def test_a_secret_one_field_of_a_record_holds_is_redacted_in_the_others() -> Non
     assert r.counts["aws_secret_key"] == 2
     assert r.redact(said) == said  # another record
     assert r.redact_fields(["hunter2 is a film", "password: hunter2"])[0] == "hunter2 is a film"
+
+
+def test_a_password_in_a_url_escaped_query_goes() -> None:
+    """A logged query string whose `=` and `&` are escaped (`password%3DTr0ub4dor-Xq9z%26
+    user%3Dbob`) kept the password, and it reached the commit subject and the journal.
+    Detection reads `%3D` after a name as `=` and `%26` before one as `&`: the password
+    goes, and the rest of the text stays as written."""
+    r = Redactor()
+    logged = "the server logged: password%3DTr0ub4dor-Xq9z%26user%3Dbob"
+    assert r.redact(logged) == "the server logged: password%3D[redacted:password]%26user%3Dbob"
+    assert r.redact("search?q=a%20b%3Dc%26d") == "search?q=a%20b%3Dc%26d"
