@@ -477,6 +477,8 @@ class Memory:
         from autopoiesis.memory.commit import commit_knowledge
 
         self._refuse_during_git_operation()
+        if session is not None:
+            _check_session_line(self.repo, session)
         conversations = MemoryGit(self.repo).commit_finished_transcripts() if transcripts else None
         knowledge = commit_knowledge(self.repo, message, session=session, llm=llm)
         return Commits(conversations, knowledge)
@@ -594,3 +596,23 @@ def _merged(reports: list[ExtractionReport]) -> ExtractionReport:
         transcripts=joined("transcripts"),
         learned=joined("learned"),
     )
+
+
+def _check_session_line(repo: MemoryRepo, session: str) -> None:
+    """SESSION, what a commit's `Session:` line names, is a transcript of the memory: a
+    value of two lines wrote a trailer of its own (`Co-authored-by: ...`) into the commit,
+    and one that names no transcript links the commit to nothing."""
+    from autopoiesis.core.paths import CONVERSATIONS_DIR, ODD_NAME
+    from autopoiesis.errors import AutopoiesisError
+
+    if ODD_NAME.search(session):
+        raise AutopoiesisError(
+            f"--session {session!r} holds a line break or a control character; give the "
+            "path of one transcript under raw/conversations/."
+        )
+    transcript = session.startswith(CONVERSATIONS_DIR + "/") and session.endswith(".md")
+    if not transcript or not (repo.root / session).is_file():
+        raise AutopoiesisError(
+            f"--session {session}: no transcript there; give the path of one under "
+            f"{CONVERSATIONS_DIR}/ (`git ls-files {CONVERSATIONS_DIR}` lists them)."
+        )

@@ -646,3 +646,23 @@ def test_show_at_and_blame_say_what_is_wrong_with_what_they_were_given(
     git(empty, "init", "-q")
     r = cli("show-at", "HEAD", "knowledge/memory/MEMORY.md", repo=empty)
     assert r.returncode == 1 and "no commits yet" in r.stderr and "neither" not in r.stderr
+
+
+def test_commit_session_must_name_one_transcript(memory_repo: MemoryRepo, cli, git) -> None:
+    """`commit --session` wrote its value as the `Session:` line as it was: a value of two
+    lines added a trailer of its own (`Co-authored-by: Evil`), and one naming nothing
+    linked the commit to nothing. It must be the path of a transcript of the memory."""
+    from autopoiesis.testing.samples import closed_transcript
+
+    rel = "raw/conversations/2026/03/01/2358-ses_s-hello.md"
+    (memory_repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (memory_repo.root / rel).write_text(closed_transcript("ses_s", "hello"), encoding="utf-8")
+    note = memory_repo.root / "knowledge/reference/plain.md"
+    note.write_text("# Plain\n\n- one\n", encoding="utf-8")
+    for bad in ("nope\nCo-authored-by: Evil <e@x>", "nope", "raw/conversations/.gitkeep"):
+        refused = cli("commit", "--session", bad, repo=memory_repo.root)
+        assert refused.returncode == 1 and "--session" in refused.stderr, refused.stderr
+    assert "Co-authored-by" not in git(memory_repo.root, "log", "--format=%B").stdout
+    done = cli("commit", "--session", rel, repo=memory_repo.root)
+    assert done.returncode == 0, done.stderr
+    assert f"Session: {rel}" in git(memory_repo.root, "log", "-1", "--format=%B").stdout
