@@ -96,6 +96,7 @@ class TeamMemory:
                 f"{team!r} is no team name: lower-case letters, digits, '.', '_' and '-'."
             )
         where = f"{SHARED_DIR}/{team}"
+        self._in_the_checkout()
         named = call(self.root, "config", "-f", ".gitmodules", f"submodule.{where}.url")
         if named.returncode == 0 and team not in self.mounts():
             # mounted in the history but not checked out here (a fresh clone, where git
@@ -121,13 +122,34 @@ class TeamMemory:
         if (self.root / where).exists():
             raise InvalidArgumentError(f"{where} exists already.")
         # file:// and local paths are what tests and one-machine teams use
-        _git(self.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", url, where)
+        try:
+            _git(
+                self.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", url, where
+            )
+        except GitError:
+            # what the failed add made (its clone, its git folder) would block the next try
+            # with "exists already"
+            shutil.rmtree(self.root / where, ignore_errors=True)
+            shutil.rmtree(self.root / ".git" / "modules" / where, ignore_errors=True)
+            call(self.root, "config", "--remove-section", f"submodule.{where}")
+            raise
         from autopoiesis.git.repo import MemoryGit
 
         done = MemoryGit(self.repo).commit_paths(
             [".gitmodules", where], f"maintenance: mount team memory {team} at {where}\n"
         )
         return done.sha
+
+    def _in_the_checkout(self) -> None:
+        """shared/ in a sparse checkout's folders: a memory made by `autopoiesis clone`
+        checks out the top-level folders it had (git/scale.py), so a team mounted later
+        lay outside them, and git refused to add it."""
+        from autopoiesis.core.gitdirs import is_sparse_checkout
+
+        if is_sparse_checkout(self.root) and (
+            SHARED_DIR not in _git(self.root, "sparse-checkout", "list").split()
+        ):
+            _git(self.root, "sparse-checkout", "add", "--", SHARED_DIR)
 
     def _recorded(self, team: str) -> bool:
         """Whether the memory records TEAM's mount (its gitlink under shared/) though this

@@ -402,3 +402,25 @@ def test_share_from_a_detached_checkout_goes_to_the_teams_branch(
         team_remote, "ls-tree", "-r", "--name-only", "main"
     )
     assert _git(mount, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+
+
+def test_a_team_is_mounted_in_a_memory_autopoiesis_clone_made(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """`autopoiesis clone` checks out the top-level folders the memory had (a sparse
+    checkout): `team add` in such a clone failed with git's "outside of your
+    sparse-checkout definition", and left a folder behind that made the next try say
+    "shared/billing exists already". shared/ joins the checkout; a failed add leaves
+    nothing that blocks the next."""
+    team_remote, _ = _team_remote(tmp_path)
+    origin = _bare(tmp_path / "memory.git")
+    _git(memory_repo.root, "push", "-q", origin.as_uri(), "HEAD:main")
+    clone = tmp_path / "clone"
+    assert cli("clone", origin.as_uri(), str(clone)).returncode == 0
+    assert (clone / ".git" / "info" / "sparse-checkout").is_file()
+    gone = cli("team", "add", "billing", (tmp_path / "nowhere.git").as_uri(), repo=clone)
+    assert gone.returncode == 1 and "Traceback" not in gone.stderr
+    added = cli("team", "add", "billing", team_remote.as_uri(), repo=clone)
+    assert added.returncode == 0, added.stderr
+    assert (clone / "shared/billing/knowledge/procedures/oncall.md").is_file()
+    assert _git(clone, "status", "--porcelain") == ""
