@@ -52,7 +52,13 @@ import time
 import warnings
 from collections.abc import Sequence
 
-from autopoiesis.core.paths import CONVERSATIONS_DIR, IDENTITY_DIR, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import (
+    CONVERSATIONS_DIR,
+    IDENTITY_DIR,
+    MEMORY_FILE,
+    FileLock,
+    MemoryRepo,
+)
 from autopoiesis.core.private import readable_text
 from autopoiesis.errors import (
     AutopoiesisError,
@@ -121,6 +127,10 @@ def sync_once(
         )
     name = remote or git.upstream_remote(branch) or DEFAULT_REMOTE
     url = git.remote_url(name)
+    if url is None and remote is None and pull and not git.remote_names():
+        teams = _teams_alone(repo, name, branch, timeout)
+        if teams is not None:
+            return teams
     if url is None:
         have = git.remote_names()
         others = f" (this repo has: {', '.join(have)}; pick one with --remote NAME)" if have else ""
@@ -134,12 +144,7 @@ def sync_once(
         repo.redactor().redact
     )  # a URL may hold a token (https://user:TOKEN@host/...): never shown, never logged
     report = SyncReport(name, redact(url), branch)
-    lock = repo.lock("sync")
-    if not lock.acquire(timeout=timeout):
-        raise SyncError(
-            f"another sync of {repo.root} has been running for {timeout:g} s; wait for it, then "
-            "retry."
-        )
+    lock = _sync_lock(repo, timeout)
     try:
         _round(repo, git, report, pull, push, force_after_forget, abort_on_conflict, timeout)
     except AutopoiesisError as exc:  # git's own messages may quote the URL
@@ -506,6 +511,38 @@ def _listed(items: Sequence[object], most: int = 10) -> str:
     """ITEMS one an indented line, the first MOST of them, and how many more."""
     more = f"\n  … and {len(items) - most} more" if len(items) > most else ""
     return "\n".join(f"  {x}" for x in items[:most]) + more
+
+
+def _sync_lock(repo: MemoryRepo, timeout: float) -> FileLock:
+    """The repo's sync lock, taken (one sync at a time), or SyncError after TIMEOUT."""
+    lock = repo.lock("sync")
+    if not lock.acquire(timeout=timeout):
+        raise SyncError(
+            f"another sync of {repo.root} has been running for {timeout:g} s; wait for it, then "
+            "retry."
+        )
+    return lock
+
+
+def _teams_alone(repo: MemoryRepo, name: str, branch: str, timeout: float) -> SyncReport | None:
+    """A memory of no remote that mounts teams: its teams synced alone (each has its own
+    remote), and a word on the memory's own; None when it mounts none (then the missing
+    remote is the error). A personal memory kept on one machine took no team's notes."""
+    from autopoiesis.core.paths import shared_mounts
+
+    if not shared_mounts(repo.root):
+        return None
+    report = SyncReport(name, "no remote: its teams alone", branch)
+    lock = _sync_lock(repo, timeout)
+    try:
+        _sync_teams(repo, report)
+    finally:
+        lock.release()
+    report.warnings.append(
+        f"the memory itself has no remote, so only its teams were synced; `git remote add "
+        f"{name} URL` syncs it too."
+    )
+    return report
 
 
 def _sync_teams(repo: MemoryRepo, report: SyncReport) -> None:

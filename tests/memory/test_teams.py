@@ -424,3 +424,26 @@ def test_a_team_is_mounted_in_a_memory_autopoiesis_clone_made(
     assert added.returncode == 0, added.stderr
     assert (clone / "shared/billing/knowledge/procedures/oncall.md").is_file()
     assert _git(clone, "status", "--porcelain") == ""
+
+
+def test_a_memory_of_no_remote_syncs_its_teams(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """A personal memory kept on one machine that joins a team: `sync` stopped at "no
+    remote named 'origin'", and the team's notes never came. Its teams sync alone (each
+    has its own remote), with a word on the memory's own; without teams, no remote is
+    still the error."""
+    assert cli("sync", repo=memory_repo.root).returncode == 1
+    team_remote, team_work = _team_remote(tmp_path)
+    assert (
+        cli("team", "add", "billing", team_remote.as_uri(), repo=memory_repo.root).returncode == 0
+    )
+    (team_work / "knowledge/procedures/deploys.md").write_text("# Deploys\n\n- Blue-green.\n")
+    _git(team_work, "add", "-A")
+    _git(team_work, "commit", "-qm", "deploys")
+    _git(team_work, "push", "-q", "origin", "HEAD:main")
+    synced = cli("sync", repo=memory_repo.root)
+    assert synced.returncode == 0, synced.stderr
+    assert "team billing: took the team's new notes" in synced.stdout
+    assert "no remote" in synced.stderr and "git remote add origin URL" in synced.stderr
+    assert (memory_repo.root / "shared/billing/knowledge/procedures/deploys.md").is_file()
