@@ -91,6 +91,17 @@ def markdown_paths(repo: MemoryRepo) -> list[str]:
     return out
 
 
+def never_held(path: str, size: int | None = None) -> bool:
+    """Whether PATH is a file the index never holds, whatever it says: a name that is not
+    UTF-8 or holds a control character, or (SIZE, when known) more than MAX_FILE_BYTES.
+    read_memory_file skips such a file with a warning; the index is not behind for it."""
+    return (
+        not is_utf8(path)
+        or ODD_NAME.search(path) is not None
+        or (size is not None and size > MAX_FILE_BYTES)
+    )
+
+
 def read_memory_file(
     repo: MemoryRepo, path: str, warnings: list[str]
 ) -> tuple[str, os.stat_result, str, str] | None:

@@ -39,6 +39,7 @@ from autopoiesis.index.files import (
     FileItem,
     hash_bytes,
     markdown_paths,
+    never_held,
     racy,
     read_memory_file,
     stat_key,
@@ -205,12 +206,14 @@ class Freshness:
 
     def _holds(self, path: str) -> bool:
         """Whether the index holds PATH's content as it is on disk now."""
-        if not is_utf8(path):
+        if never_held(path):
             return True  # no file it can hold: the catch-up warned (read_memory_file)
         row = self.store.conn.execute(
             "SELECT content_hash FROM files WHERE path = ?", (path,)
         ).fetchone()
         try:
+            if never_held(path, os.stat(self.root / path).st_size):
+                return row is None  # too large to index: held as nothing
             data = (self.root / path).read_bytes()
         except OSError:
             return row is None
@@ -405,15 +408,22 @@ class Freshness:
         assert store.info is not None  # set when the store opened memory.db
         state = tree_state(self.root)
         head, _ = self.recorded()
-        # a name that is not UTF-8 is no file it can hold (read_memory_file): not behind
-        on_disk = {p for p in markdown_paths(store.repo) if is_utf8(p)}
+        # a file the index never holds (read_memory_file skips it): not behind for it
+        on_disk = {p for p in markdown_paths(store.repo) if not never_held(p)}
         rows = {
             p: ([m, c, s], h)
             for p, m, c, s, h in store.conn.execute(
                 "SELECT path, mtime_ns, ctime_ns, size, content_hash FROM files"
             )
         }
-        stale = sorted(p for p in on_disk ^ set(rows))
+        stale = []
+        for p in sorted(on_disk ^ set(rows)):
+            try:
+                size: int | None = os.stat(self.root / p).st_size
+            except OSError:
+                size = None
+            if p in rows or size is None or not never_held(p, size):
+                stale.append(p)
         for p in on_disk & set(rows):
             try:
                 st = os.stat(self.root / p)

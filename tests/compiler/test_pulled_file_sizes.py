@@ -51,3 +51,19 @@ def test_a_file_at_the_limit_is_still_read(memory_repo: MemoryRepo) -> None:
     with ContextCompiler(memory_repo) as c:
         res = c.compile("what does the user prefer", budget=4096)
     assert "Likes answers in French" in res.prompt
+
+
+def test_a_file_the_index_never_holds_leaves_it_fresh(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
+    """A 9 MB note (or a name with a control character): `index status` said "fresh no
+    (the next search catches up; 1 file differs)" for ever, since no search can take in
+    a file the index never holds. It is skipped with its warning, and the index is fresh."""
+    (memory_repo.root / "knowledge/reference/huge.md").write_text(_huge("# Huge\n"), "utf-8")
+    (memory_repo.root / "knowledge/reference/odd\x1bname.md").write_text("# Odd\n", "utf-8")
+    git(memory_repo, "add", "-A")  # a collaborator's commit, made without the hooks
+    git(memory_repo, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "a huge note")
+    rebuilt = cli("index", "rebuild", repo=memory_repo)
+    assert rebuilt.returncode == 0 and "larger than 8 MB; skipped" in rebuilt.stderr
+    status = cli("index", "status", repo=memory_repo)
+    assert "fresh      yes" in status.stdout, status.stdout
