@@ -2139,3 +2139,24 @@ def test_the_journal_counts_a_session_in_words_that_agree() -> None:
     assert _journal_of_calls([looked, looked]) == [
         "Fix the empty cart total in the shop (2 turns, 2 tool calls)"
     ]
+
+
+def test_a_message_of_a_megabyte_is_read_by_its_head_and_tail() -> None:
+    """A 1 MB message of 500,000 short lines: every extractor read it line by line (each
+    line tested as prose, each "sentence" against every cue), and its session's end waited
+    20 s. The extractors read its first 48,000 and last 16,000 characters, where a
+    person's words are around what they paste; a short message is read whole."""
+    from autopoiesis.knowledge.extractors import prose
+
+    said_first = "We decided to use Postgres for the billing service."
+    said_last = "Never push straight to main in this repo."
+    text = said_first + "\n" + "x\n" * 500_000 + "middle words nobody reads\n" + "y\n" * 20_000
+    text += said_last + "\n"
+    kept = prose.readable_part(text)
+    assert len(kept) <= prose.READ_HEAD_CHARS + prose.READ_TAIL_CHARS + 1
+    assert kept.startswith(said_first) and kept.rstrip().endswith(said_last)
+    assert "middle words" not in kept and "\nx\n" in kept  # cut at lines' ends
+    read = prose.prose_of(text)
+    assert said_first in read and said_last in read
+    short = "a line\n" * 100
+    assert prose.readable_part(short) == short

@@ -14,6 +14,7 @@ Pure functions over strings.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from autopoiesis.core.text import HARNESS_RECORD, said_by_the_harness, without_elements
@@ -44,9 +45,38 @@ _TITLE_WORD = re.compile(r"^[A-Z0-9][\w'’-]*$")
 _LINK_ONLY = re.compile(r"^\W*(?:https?://|@)\S+\W*$")
 
 
+# What the extractors read of one message: its head and its tail. A person's words are
+# at the start of a message or at its end, around what they paste; a message of a MB is a
+# paste or a log (500,000 short lines made its session's end wait 20 s for the extraction,
+# each line tested as prose and each "sentence" against every cue).
+READ_HEAD_CHARS = 48_000
+READ_TAIL_CHARS = 16_000
+
+
+def readable_part(text: str) -> str:
+    """TEXT, or of a longer one its first READ_HEAD_CHARS and last READ_TAIL_CHARS
+    characters, each cut at a line's end, a blank line between them."""
+    if len(text) <= READ_HEAD_CHARS + READ_TAIL_CHARS:
+        return text
+    head = text[:READ_HEAD_CHARS]
+    tail = text[-READ_TAIL_CHARS:]
+    head = head[: head.rfind("\n") + 1] or head
+    tail = tail[tail.find("\n") + 1 :] or tail
+    return head + "\n" + tail
+
+
+# Each extractor asks of the same turns (the journal, the lessons, the facts): the answer
+# for a text is kept for the next one. A 1 MB message of 500,000 short lines was read line
+# by line nine times over, and its session's end waited 20 s for the extraction.
 def prose_of(text: str) -> str:
     """TEXT without fenced code, HTML blocks, and lines that are output, code, markup or a
-    pasted form's labels; what is left is joined line by line as it was."""
+    pasted form's labels; what is left is joined line by line as it was. Of a long TEXT,
+    its readable part (`readable_part`)."""
+    return _prose_of(readable_part(text))
+
+
+@functools.lru_cache(maxsize=256)  # keys of at most 64 KB: readable parts
+def _prose_of(text: str) -> str:
     text = _OPEN_FENCE.sub("", _FENCE.sub("", without_elements(text, _ELEMENTS)))
     kept = []
     for line in text.split("\n"):
@@ -75,6 +105,11 @@ def looks_pasted(text: str) -> bool:
     `SHELL_PROMPT`), or a message the harness sent in the user's role, as the summary that
     carries a compacted session on (`said_by_the_harness`). Nothing in it is its
     sender's own decision or preference."""
+    return _looks_pasted(readable_part(text))
+
+
+@functools.lru_cache(maxsize=256)  # keys of at most 64 KB: readable parts
+def _looks_pasted(text: str) -> bool:
     if said_by_the_harness(text):
         return True
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
@@ -123,13 +158,17 @@ def code_share(text: str) -> float:
     return len(_CODEISH.findall(text)) / max(1, len(text.split()))
 
 
+_BOLD_LINE = re.compile(r"\*\*[^*]+\*\*:?")
+_LEAD_MARK = re.compile(r"^[^\w]+")
+
+
 def is_heading(text: str) -> bool:
     """A line that titles rather than says: a Markdown heading, a bold line, or a few words
     each capitalised with no sentence end ("Makes Sense", "Web Search", "Cursor Response")."""
     t = text.strip()
-    if t.startswith("#") or re.fullmatch(r"\*\*[^*]+\*\*:?", t):
+    if t.startswith("#") or _BOLD_LINE.fullmatch(t):
         return True
-    t = re.sub(r"^[^\w]+", "", t)  # an emoji or a list mark before a title
+    t = _LEAD_MARK.sub("", t)  # an emoji or a list mark before a title
     words = t.rstrip(":").split()
     return (
         0 < len(words) <= 6
