@@ -562,6 +562,7 @@ def worktree_findings(root: Path) -> list[Finding]:
         root,
         "diff",
         "--no-renames",
+        "--ignore-submodules=all",  # a gitlink there is a finding of its own ("link")
         "--name-status",
         "-z",
         "HEAD",
