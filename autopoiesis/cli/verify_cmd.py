@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from autopoiesis.cli._common import echo_json, get_memory, warn
+from autopoiesis.git.admission import ADMISSION_KINDS
 
 # Findings whose own line says what to do (remove the link, the oddly named file; fix the
 # team's repository): the hint about rewritten transcripts is not theirs.
@@ -54,7 +55,17 @@ def verify(
                 f"accepted: the record now trusts {result.ref.removeprefix('refs/heads/')} at "
                 f"{result.tip[:12]}"
             )
-        elif any(f.kind not in OWN_REMEDY for f in result.findings):
+        elif any(f.kind in ADMISSION_KINDS for f in result.findings):
+            typer.echo(
+                "A transcript in a form no capture or import writes was added by a commit "
+                "made without the hooks (or pulled from a collaborator): do not accept it. "
+                "`git log --diff-filter=A -- PATH` shows who added it; `git rm PATH` and a "
+                "commit take it out of the memory.",
+                err=True,
+            )
+        if not accept and any(
+            f.kind not in OWN_REMEDY and f.kind not in ADMISSION_KINDS for f in result.findings
+        ):
             typer.echo(
                 "Transcripts under raw/ are immutable. `git reflog` shows where the branch was "
                 "before; "

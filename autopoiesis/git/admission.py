@@ -29,6 +29,11 @@ _NOT_A_FILE = {**LINK_MODES, "040000": "a folder"}
 _BATCH = 500  # blobs read per `cat-file --batch` call: a first walk reads every transcript
 
 
+# The findings of a transcript added in a form no capture or import writes (an addition,
+# not a rewrite: `verify --accept`, which trusts a sanctioned rewrite, is not its remedy).
+ADMISSION_KINDS = frozenset({"retyped", "unreadable", "open", "misnamed", "duplicate"})
+
+
 def transcript_problems(path: str, text: str) -> list[tuple[str, str]]:
     """(kind, why) for each reason TEXT cannot enter the history as the transcript PATH:
     `unreadable` (no frontmatter the format reads), `open` or `misnamed`; [] when it can."""

@@ -105,6 +105,10 @@ def test_a_transcript_the_hook_refuses_is_reported_when_committed_without_hooks(
     findings = json.loads(found.stdout)["findings"]
     assert [(f["path"], f["kind"]) for f in findings] == [(path, kind)]
     assert says in findings[0]["detail"]
+    # an addition, not a rewrite: the advice is to take it out, never to accept it
+    told = cli("verify", repo=repo)
+    assert "do not accept it" in told.stderr and "git rm PATH" in told.stderr
+    assert "verify --accept" not in told.stderr
 
 
 @pytest.mark.parametrize("kind", ["symlink", "gitlink"])
