@@ -46,7 +46,7 @@ from autopoiesis.capture.closing import (
     transcript_meta,
 )
 from autopoiesis.core.clock import format_ts, said_time, utc, utc_now
-from autopoiesis.core.paths import FileLock, MemoryRepo, link_in_the_way
+from autopoiesis.core.paths import FileLock, MemoryRepo, link_in_the_way, write_remedy
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
@@ -283,8 +283,7 @@ class ConversationCapture:
             if isinstance(exc, OSError):
                 raise CaptureError(
                     f"cannot write {rel} ({_why(exc)}); session {sid} was not started and nothing "
-                    "was kept. "
-                    "Free disk space and send its session_start again."
+                    f"was kept: {write_remedy(exc)}, and send its session_start again."
                 ) from None
             raise
         session.transcript_path = path
@@ -330,8 +329,7 @@ class ConversationCapture:
             state.redactor.counts.update(counts_before)
             raise CaptureError(
                 f"cannot write to {self.repo.rel(state.path)} ({_why(exc)}); this event was not "
-                "kept, the session "
-                "stays open. Free disk space and resend it."
+                f"kept, the session stays open: {write_remedy(exc)}, and resend it."
             ) from None
         state.size += len(data)
 

@@ -360,6 +360,18 @@ def atomic_write(
         raise
 
 
+def write_remedy(exc: OSError) -> str:
+    """What to do about EXC, a write the file system refused, as a clause: free disk space
+    for a full disk, make the folder writable for a read-only file system or a permission
+    denied (where "free disk space" sent a person looking at a disk with room)."""
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        where = os.path.dirname(exc.filename) if isinstance(exc.filename, str) else ""
+        return f"make {where or 'the memory folder'} writable (mounted read-write, yours to write)"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free disk space"
+    return "check the path and its permissions, and the free disk space"
+
+
 def unwritable(path: str | os.PathLike[str]) -> OSError | None:
     """Why PATH (a file, or one to be made in an existing folder) cannot be written: an
     OSError naming a read-only file system or a permission denied, as the CLI says any

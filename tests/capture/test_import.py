@@ -626,3 +626,29 @@ def test_a_message_whose_time_cannot_be_read_is_kept_dated_as_the_line_before(
     before = json.loads(lines[n - 1])["timestamp"]
     assert turn.time.strftime("%H:%M") == before[11:16]
     assert [w for w in report.warnings if f":{n + 1}: timestamp 'soon'" in w and "kept" in w]
+
+
+@pytest.mark.parametrize(
+    ("err", "said"),
+    [
+        (28, "free disk space, and import it again"),  # ENOSPC
+        (30, "writable (mounted read-write, yours to write), and import it again"),  # EROFS
+    ],
+)
+def test_a_session_that_cannot_be_written_says_what_to_do_for_its_reason(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, err: int, said: str
+) -> None:
+    """A read-only file system was met with "free disk space and import it again", which
+    sent a person to a disk with room. The advice follows the reason; nothing is filed,
+    and the session is one to try again."""
+    import autopoiesis.capture.importers.filing as filing
+
+    def refused(files: list) -> list:
+        return [OSError(err, os.strerror(err), str(path)) for path, _ in files]
+
+    monkeypatch.setattr(filing, "atomic_write_many", refused)
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(_claude_log("rofs", [("user", "hello there"), ("assistant", "hi")]))
+    report = import_files(memory_repo, [log])
+    assert report.imported == [] and report.temporary == report.refused
+    assert said in report.refused[0], report.refused

@@ -37,6 +37,7 @@ from autopoiesis.core.paths import (
     MemoryRepo,
     atomic_write_many,
     link_in_the_way,
+    write_remedy,
 )
 from autopoiesis.core.redact import marker_kinds
 from autopoiesis.core.text import counted
@@ -221,8 +222,8 @@ def _write(
         if error is not None:
             report.refuse(
                 f"session {sid}",
-                f"cannot write {rel} ({error.strerror or error}); free disk "
-                "space and import it again.",
+                f"cannot write {rel} ({error.strerror or error}); {write_remedy(error)}, "
+                "and import it again.",
                 temporary=True,
             )
             continue
