@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, ODD_NAME, SHARED_DIR
+from autopoiesis.core.paths import (
+    CONTENT_DIRS,
+    CONVERSATIONS_DIR,
+    ODD_NAME,
+    SHARED_DIR,
+    is_git_name,
+)
 from autopoiesis.errors import GitError
 from autopoiesis.git.runner import GitCommandError, call, decode
 from autopoiesis.git.runner import run as _run
@@ -155,6 +161,10 @@ def misplaced(path: str, mode: str) -> str | None:
     if mode in LINK_MODES and in_read_scope(path):
         where = "at a file autopoiesis reads" if path in READ_FILES else "in the memory folders"
         return f"{LINK_MODES[mode]} {where}"
+    if any(is_git_name(part) for part in path.split("/")[:-1]):
+        # a repository's hooks or config planted inside the tree: git refuses to check it
+        # out ("invalid path"), and a merge of it stopped half way
+        return "a file under a folder named .git, which git never checks out"
     return None
 
 

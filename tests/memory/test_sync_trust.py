@@ -260,3 +260,38 @@ def test_a_pulled_change_of_the_agents_instructions_is_told(tmp_path: Path) -> N
     _push(attacker)
     again = sync_once(victim)
     assert not [w for w in again.warnings if "takes as instructions" in w]
+
+
+def test_a_pulled_file_under_a_folder_named_git_is_refused_before_the_merge(
+    tmp_path: Path,
+) -> None:
+    """A collaborator's commit of `knowledge/evil/.git/hooks/post-checkout` (made with
+    git's plumbing; no checkout writes it): the merge stopped at git's "invalid path",
+    and sync told the victim to commit or stash the files it named. Sync refuses it
+    before the merge, naming it, as it refuses a link."""
+    victim, attacker = _pair(tmp_path)
+
+    def plumb(*args: str, given: str = "") -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=attacker.root, input=given, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def tree(entries: str) -> str:
+        return plumb("mktree", "--missing", given=entries)
+
+    hook = plumb("hash-object", "-w", "--stdin", given="#!/bin/sh\n")
+    hooks = tree(f"100755 blob {hook}\tpost-checkout\n")
+    git_folder = tree(f"040000 tree {hooks}\thooks\n")
+    dot_git = tree(f"040000 tree {git_folder}\t.git\n")
+    knowledge = plumb("ls-tree", "HEAD:knowledge") + f"\n040000 tree {dot_git}\tevil\n"
+    top = [ln for ln in plumb("ls-tree", "HEAD").splitlines() if not ln.endswith("\tknowledge")]
+    root = tree("\n".join(top) + f"\n040000 tree {tree(knowledge)}\tknowledge\n")
+    commit = plumb("commit-tree", root, "-p", "HEAD", "-m", "memory: x")
+    plumb("push", "-q", "--no-verify", "origin", f"{commit}:refs/heads/main")
+    before = _git(victim, "rev-parse", "HEAD")
+    with pytest.raises(SyncError, match="a file under a folder named .git") as refused:
+        sync_once(victim)
+    assert "knowledge/evil/.git/hooks/post-checkout" in str(refused.value)
+    assert _git(victim, "rev-parse", "HEAD") == before
