@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
@@ -172,24 +173,11 @@ def test_a_message_whose_content_is_a_number_is_kept_as_its_digits(
     """`"content": 12345` (a hand-made or broken log): the turn was dropped without a word
     and the import said nothing. It is kept as its digits, as capture keeps such a field;
     a boolean is still no text."""
-
-    def line(n: int, role: str, content: object) -> str:
-        return json.dumps(
-            {
-                "type": role,
-                "timestamp": f"2025-12-24T10:00:0{n}Z",
-                "sessionId": "cnum",
-                "message": {"role": role, "content": content},
-                "uuid": f"u{n}",
-            }
-        )
+    from tests.capture.test_import import _claude_log
 
     log = tmp_path / "c.jsonl"
-    log.write_text(
-        "\n".join([line(1, "user", 12345), line(2, "assistant", 2.5), line(3, "user", True)])
-        + "\n",
-        encoding="utf-8",
-    )
+    sent: list[tuple[str, Any]] = [("user", 12345), ("assistant", 2.5), ("user", True)]
+    log.write_bytes(_claude_log("cnum", sent))
     report = import_files(memory_repo, [log])
     assert report.refused == [], report.refused
     turns = tf.parse((memory_repo.root / report.imported[0]).read_text()).turns
