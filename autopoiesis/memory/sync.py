@@ -477,10 +477,11 @@ def _check_incoming(
             f"{name}/{branch} changes how git treats the memory's files (.gitattributes rules "
             f"autopoiesis does not write, or its own taken away):\n{shown}\nNothing was "
             "merged or pushed: such a rule can switch the knowledge merge driver off, merge "
-            "transcripts line by line or stop encrypting private files. Read the change "
-            f"(`git log -p {ours[:12]}..{name}/{branch} -- .gitattributes`); if you trust it, "
-            f"merge it yourself (`git merge {name}/{branch}`), then sync again. A newer "
-            "autopoiesis on the other clone may have written it: update this one first."
+            "transcripts line by line or stop encrypting private files. Read the change, "
+            f"every folder's (`git log -p {ours[:12]}..{name}/{branch} -- '*.gitattributes'`); "
+            f"if you trust it, merge it yourself (`git merge {name}/{branch}`), then sync "
+            "again. A newer autopoiesis on the other clone may have written it: update this "
+            "one first."
         )
     ignored = ignored_arrivals(git, ours, theirs)
     if ignored:

@@ -3,6 +3,7 @@ hooks (init installs them), real captures, the real knowledge writer and real gi
 
 from __future__ import annotations
 
+import re
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -763,6 +764,11 @@ def test_a_pulled_gitattributes_rule_autopoiesis_does_not_write_is_refused_befor
             assert "-raw/conversations/** -merge" in message
         else:
             assert "knowledge/.gitattributes: +*.md merge=binary" in message
+            # the command the message gives to read the change shows a nested file's too
+            told = re.search(r"`git log -p (\S+) -- '\*\.gitattributes'`", message)
+            assert told is not None, message
+            shown = _git(a, "log", "-p", told.group(1), "--", "*.gitattributes")
+            assert "+*.md merge=binary" in shown
         if path == ".gitattributes":
             top.write_text(original, encoding="utf-8")
         else:
