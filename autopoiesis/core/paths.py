@@ -888,6 +888,18 @@ class MemoryRepo:
         base = (self.root / under).resolve() if under else self.root
         if not is_inside(full, base):
             where = f"{under}/ of the memory repository" if under else "the memory repository"
+            named = Path(os.path.normpath(p if p.is_absolute() else self.root / p))
+            links = (
+                links_on_the_way(self.root, [named.relative_to(self.root).as_posix()])
+                if is_inside(named, base)  # as written it is inside: a link leads out
+                else []
+            )
+            if links:
+                raise UnsafePathError(
+                    f"{relpath} lies through a symbolic link ({'; '.join(links)}), and nothing "
+                    "is read or written through one: remove it with `git rm` (`autopoiesis "
+                    "verify` lists them)."
+                )
             raise UnsafePathError(f"{relpath} is outside {where} ({base}); use a path inside it.")
         named_git = [part for part in full.relative_to(self.root).parts if is_git_name(part)]
         if named_git:

@@ -236,8 +236,8 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
             (
                 "read",
                 {"path": "knowledge/reference/escape.md"},
-                "outside the memory repository",
-            ),  # a symlink out
+                "lies through a symbolic link (knowledge/reference/escape.md -> ",
+            ),  # a symlink out: named as the link it is, and how to be rid of it
             ("read", {"path": ".git/config"}, "git keeps its own files under that name"),
             ("read", {"path": "memory.db"}, "is not memory content"),
             ("read", {"path": "knowledge/nothing.md"}, "is not a file"),
@@ -287,7 +287,7 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
             (
                 "remember",
                 {"path": "knowledge/reference/escape.md", "content": "x"},
-                "outside knowledge/",
+                "lies through a symbolic link (knowledge/reference/escape.md -> ",
             ),
             (
                 "remember",
