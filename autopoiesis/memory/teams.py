@@ -352,12 +352,27 @@ class TeamMemory:
             if dot:
                 (paths if kind == "path" else urls)[name] = value
         mounted = set(shared_mounts(self.root))
+        staged = call(self.root, "ls-files", "-s", "-z", "--", SHARED_DIR)
+        gitlinks = {
+            item.partition("\t")[2]
+            for item in decode(staged.stdout).split("\x00")
+            if item.startswith("160000 ")
+        }
         out: list[str] = []
         for name, where in paths.items():
             team = where.removeprefix(f"{SHARED_DIR}/")
             if where == team or where in mounted or not _TEAM_NAME.match(team):
                 continue
             shown = urls.get(name, "").strip()
+            if where not in gitlinks:  # an entry alone: no mount was ever committed there
+                section = "" if ODD_NAME.search(name) or "'" in name else f" 'submodule.{name}'"
+                out.append(
+                    f".gitmodules names {where}, but the memory mounts nothing there, so "
+                    "nothing is checked out; if no team of yours is meant, remove the entry "
+                    f"(`git config -f .gitmodules --remove-section{section or ' NAME'}`, then "
+                    "commit)"
+                )
+                continue
             if not shown or ODD_NAME.search(shown) or " " in shown:
                 out.append(
                     f"{where} is mounted in this memory's history, with no usable URL, but "

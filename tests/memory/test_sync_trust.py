@@ -148,7 +148,13 @@ def test_a_pulled_gitmodules_git_cannot_parse_stops_no_later_sync(tmp_path: Path
     )
     _push(attacker, ".gitmodules")
     for _ in range(3):
-        sync_once(victim)  # raised SyncError from the second on
+        report = sync_once(victim)  # raised SyncError from the second on
+        # an entry alone, no mount committed: said as such, not as a mount of the history
+        assert any(
+            ".gitmodules names shared/x, but the memory mounts nothing there" in w
+            and "--remove-section 'submodule.shared/x'" in w
+            for w in report.warnings
+        ), report.warnings
     (attacker.root / "knowledge/reference/later.md").write_text("# Later\n\n- a later note\n")
     _git(attacker, "-c", "fetch.recurseSubmodules=false", "pull", "-q", "--no-rebase", "origin")
     _push(attacker)
