@@ -211,9 +211,9 @@ class Freshness:
         row = self.store.conn.execute(
             "SELECT content_hash FROM files WHERE path = ?", (path,)
         ).fetchone()
+        if never_held(path, _size(self.root / path)):
+            return row is None  # too large to index: held as nothing
         try:
-            if never_held(path, os.stat(self.root / path).st_size):
-                return row is None  # too large to index: held as nothing
             data = (self.root / path).read_bytes()
         except OSError:
             return row is None
@@ -416,14 +416,12 @@ class Freshness:
                 "SELECT path, mtime_ns, ctime_ns, size, content_hash FROM files"
             )
         }
-        stale = []
-        for p in sorted(on_disk ^ set(rows)):
-            try:
-                size: int | None = os.stat(self.root / p).st_size
-            except OSError:
-                size = None
-            if p in rows or size is None or not never_held(p, size):
-                stale.append(p)
+        # one on disk and not indexed is behind unless it is too large to hold
+        stale = [
+            p
+            for p in sorted(on_disk ^ set(rows))
+            if p in rows or not never_held(p, _size(self.root / p))
+        ]
         for p in on_disk & set(rows):
             try:
                 st = os.stat(self.root / p)
@@ -448,3 +446,11 @@ class Freshness:
             sqlite=store.info,
             stale_paths=tuple(sorted(set(stale))),
         )
+
+
+def _size(path: Path) -> int | None:
+    """PATH's size, or None when it is gone."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

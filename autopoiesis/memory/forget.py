@@ -73,6 +73,15 @@ _KEEP_STATE = (
 )
 
 
+# What a string a team's repository holds needs: its keeper's forget, then a new mount here
+TEAM_KEEPER = (
+    "Whoever keeps the team's repository takes it out of its history (`autopoiesis forget` "
+    "in a clone of it, then `autopoiesis sync --force-after-forget`); then here `autopoiesis "
+    "team remove NAME` and `autopoiesis team add NAME URL` mount the rewritten one (a sync "
+    "would merge the old history back)."
+)
+
+
 @dataclass
 class ForgetReport:
     what: str  # how the record describes it (never the secret)
@@ -91,11 +100,7 @@ class ForgetReport:
         return (
             f"{', '.join(self.teams)} still hold{'s' if len(self.teams) == 1 else ''} it: a "
             "team's memory is its own repository, which forget does not rewrite, and its "
-            "notes stay in search here. Whoever keeps the team's repository must take it "
-            "out of its history (`autopoiesis forget` in a clone of it, then `autopoiesis "
-            "sync --force-after-forget`); then here `autopoiesis team remove NAME` and "
-            "`autopoiesis team add NAME URL` mount the rewritten one (a sync would merge the "
-            "old history back). Rotate the secret meanwhile."
+            f"notes stay in search here. {TEAM_KEEPER} Rotate the secret meanwhile."
         )
 
     def remote_advice(self) -> str | None:
@@ -245,9 +250,7 @@ def plan_forget(
             raise GitError(
                 f"the string is in no file, file name or message of this memory's history, "
                 f"but {', '.join(teams)} holds it: a team's memory is its own repository. "
-                "Whoever keeps it forgets it there (`autopoiesis forget` in a clone of it, "
-                "then `autopoiesis sync --force-after-forget`); then here `autopoiesis team "
-                "remove NAME` and `autopoiesis team add NAME URL` mount the rewritten one."
+                + TEAM_KEEPER
             )
         if not found.total:
             hint = (

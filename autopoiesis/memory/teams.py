@@ -155,10 +155,16 @@ class TeamMemory:
         """Whether the memory records TEAM's mount (its gitlink under shared/) though this
         machine has no checkout of it: a fresh clone that never ran `team add`, or a mount
         whose folder was deleted."""
-        if not _TEAM_NAME.match(team):
-            return False
-        staged = call(self.root, "ls-files", "-s", "--", f"{SHARED_DIR}/{team}")
-        return decode(staged.stdout).startswith("160000 ")
+        return bool(_TEAM_NAME.match(team)) and f"{SHARED_DIR}/{team}" in self._gitlinks()
+
+    def _gitlinks(self) -> set[str]:
+        """The mounts the memory records: its gitlinks under shared/, in one read."""
+        staged = call(self.root, "ls-files", "-s", "-z", "--", SHARED_DIR)
+        return {
+            item.partition("\t")[2]
+            for item in decode(staged.stdout).split("\x00")
+            if item.startswith("160000 ")
+        }
 
     def remove(self, team: str) -> str | None:
         """Unmount TEAM: its checkout, its objects and its record here gone; committed. A
@@ -352,12 +358,7 @@ class TeamMemory:
             if dot:
                 (paths if kind == "path" else urls)[name] = value
         mounted = set(shared_mounts(self.root))
-        staged = call(self.root, "ls-files", "-s", "-z", "--", SHARED_DIR)
-        gitlinks = {
-            item.partition("\t")[2]
-            for item in decode(staged.stdout).split("\x00")
-            if item.startswith("160000 ")
-        }
+        gitlinks = self._gitlinks()
         out: list[str] = []
         for name, where in paths.items():
             team = where.removeprefix(f"{SHARED_DIR}/")
@@ -365,12 +366,11 @@ class TeamMemory:
                 continue
             shown = urls.get(name, "").strip()
             if where not in gitlinks:  # an entry alone: no mount was ever committed there
-                section = "" if ODD_NAME.search(name) or "'" in name else f" 'submodule.{name}'"
+                section = "NAME" if ODD_NAME.search(name) or "'" in name else f"'submodule.{name}'"
                 out.append(
                     f".gitmodules names {where}, but the memory mounts nothing there, so "
                     "nothing is checked out; if no team of yours is meant, remove the entry "
-                    f"(`git config -f .gitmodules --remove-section{section or ' NAME'}`, then "
-                    "commit)"
+                    f"(`git config -f .gitmodules --remove-section {section}`, then commit)"
                 )
                 continue
             if not shown or ODD_NAME.search(shown) or " " in shown:

@@ -208,15 +208,19 @@ def _write(
     written: list[str],
     report: ImportReport,
 ) -> None:
-    linked = {rel: why for rel, _, _ in pending if (why := link_in_the_way(repo.root, rel))}
-    for rel, sid, _ in pending:
-        if rel in linked:  # a clone's link would have the session written wherever it points
-            report.refuse(
-                f"session {sid}",
-                f"cannot write {rel}: {linked[rel]}, then import it again; nothing was written.",
-                temporary=True,  # the watcher tries again: once the link is gone it is filed
-            )
-    pending[:] = [item for item in pending if item[0] not in linked]
+    writable = []
+    for rel, sid, text in pending:
+        why = link_in_the_way(repo.root, rel)
+        if why is None:
+            writable.append((rel, sid, text))
+            continue
+        # a clone's link would have the session written wherever it points
+        report.refuse(
+            f"session {sid}",
+            f"cannot write {rel}: {why}, then import it again; nothing was written.",
+            temporary=True,  # the watcher tries again: once the link is gone it is filed
+        )
+    pending[:] = writable
     errors = atomic_write_many([(repo.root / rel, tf.encode(text)) for rel, _, text in pending])
     for (rel, sid, _), error in zip(pending, errors):
         if error is not None:
